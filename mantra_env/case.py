@@ -1,0 +1,221 @@
+"""Cases and suites: the validated benchmark items and the files they live in.
+
+A suite is a folder (or a ``.jsonl`` file) holding ``suite.jsonl`` with one :class:`Case` per line and a
+``manifest.json`` with the :class:`SuiteManifest`. Loading names the file, line and field of every problem.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+)
+
+from mantra_env.checks import Check, check_from_json, format_check
+from mantra_env.errors import CaseFileError
+
+SCHEMA_VERSION: Literal[1] = 1
+
+Author = Literal["llm", "human"]
+
+
+def _check_or_text(value: Any) -> Any:
+    # Checks may be written in their text form in hand-made files; they are stored in JSON form.
+    return check_from_json(value) if isinstance(value, str) else value
+
+
+class CaseCheck(BaseModel):
+    """One check of a case, with a stable id and who wrote it (human-authored checks are locked)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    check: Annotated[Check, BeforeValidator(_check_or_text)]
+    author: Author = "llm"
+
+    @property
+    def text(self) -> str:
+        return format_check(self.check)
+
+
+class Scenario(BaseModel):
+    """What the agent is asked to do, and the valuation of the scenario variables.
+
+    ``external`` variables are observable in the database through tools; ``internal`` ones are not in the
+    database and are stated in the prompt.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt: str = Field(min_length=1)
+    external: dict[str, JsonValue] = Field(default_factory=dict)
+    internal: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ValidationRecord(BaseModel):
+    """How a case was validated against its world model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Literal["validated", "awaiting_human", "rejected", "unvalidated"] = "unvalidated"
+    trace_bound: int | None = Field(default=None, ge=1)
+    forward: Literal["consistent", "conflict", "unknown"] | None = None
+    backward: Literal["consistent", "conflict", "unknown"] | None = None
+    rounds: int = Field(default=0, ge=0)
+    history: list[dict[str, JsonValue]] = Field(default_factory=list)
+
+
+class Provenance(BaseModel):
+    """Where a case came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: Literal["generated", "hand-written"] = "hand-written"
+    generator_version: str | None = None
+    models: dict[str, str] = Field(default_factory=dict, description="Model per pipeline stage.")
+    run_id: str | None = None
+    notes: str = ""
+
+
+class Case(BaseModel):
+    """One benchmark item: scenario + checks + world model + provenance + validation record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
+    domain: str = Field(min_length=1)
+    scenario: Scenario
+    checks: list[CaseCheck] = Field(min_length=1)
+    world_model: str = Field(default="", description="World model in the S-expression DSL.")
+    sample_chunk_ids: list[str] = Field(default_factory=list)
+    relevant_tools: list[str] = Field(default_factory=list)
+    database_patch: list[dict[str, JsonValue]] | None = Field(
+        default=None, description="Patch applied to the domain database on reset (domain-defined operations)."
+    )
+    argument_bindings: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict,
+        description="Per-tool argument values an oracle uses for arguments the checks leave open.",
+    )
+    validation: ValidationRecord = Field(default_factory=ValidationRecord)
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("checks")
+    @classmethod
+    def _unique_check_ids(cls, checks: list[CaseCheck]) -> list[CaseCheck]:
+        seen: set[str] = set()
+        for entry in checks:
+            if entry.id in seen:
+                raise ValueError(f"check id {entry.id!r} appears twice; check ids must be unique within a case")
+            seen.add(entry.id)
+        return checks
+
+
+class SuiteManifest(BaseModel):
+    """The small file beside a suite's JSONL: what the suite is and how it was made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    domain: str
+    version: int = Field(default=0, ge=0)
+    description: str = ""
+    case_count: int = Field(ge=0)
+    stage_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per-stage counts: generated, forward_validated, backward_validated, final.",
+    )
+
+
+class Suite(BaseModel):
+    """A manifest and its cases."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    manifest: SuiteManifest
+    cases: list[Case]
+
+    def case(self, key: str | int) -> Case:
+        """A case by id or by index."""
+        if isinstance(key, int):
+            if not -len(self.cases) <= key < len(self.cases):
+                raise IndexError(
+                    f"suite {self.manifest.name!r} has {len(self.cases)} cases; index {key} is out of range"
+                )
+            return self.cases[key]
+        for case in self.cases:
+            if case.id == key:
+                return case
+        known = ", ".join(c.id for c in self.cases[:10])
+        raise KeyError(f"suite {self.manifest.name!r} has no case {key!r}; its cases include: {known}")
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg'].removeprefix('Value error, ')}"
+        for err in exc.errors()
+    )
+
+
+def load_cases(path: Path) -> list[Case]:
+    """Read a JSONL file of cases; every problem names the file, line and field."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read case file: {exc.strerror}") from None
+    cases: list[Case] = []
+    ids: set[str] = set()
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CaseFileError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        try:
+            case = Case.model_validate(data)
+        except ValidationError as exc:
+            raise CaseFileError(f"{path}:{lineno}: invalid case: {_describe(exc)}") from None
+        if case.id in ids:
+            raise CaseFileError(f"{path}:{lineno}: case id {case.id!r} appears twice in the file")
+        ids.add(case.id)
+        cases.append(case)
+    return cases
+
+
+def load_suite(path: Path) -> Suite:
+    """Load a suite from its folder (``suite.jsonl`` + ``manifest.json``)."""
+    folder = path if path.is_dir() else path.parent
+    jsonl = folder / "suite.jsonl" if path.is_dir() else path
+    manifest_path = folder / "manifest.json"
+    try:
+        manifest = SuiteManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CaseFileError(f"{manifest_path}: cannot read suite manifest: {exc.strerror}") from None
+    except ValidationError as exc:
+        raise CaseFileError(f"{manifest_path}: invalid manifest: {_describe(exc)}") from None
+    cases = load_cases(jsonl)
+    if manifest.case_count != len(cases):
+        raise CaseFileError(
+            f"{manifest_path}: case_count is {manifest.case_count} but {jsonl} holds {len(cases)} cases; "
+            "update case_count"
+        )
+    return Suite(manifest=manifest, cases=cases)
+
+
+def write_suite(suite: Suite, folder: Path) -> None:
+    """Write a suite as ``suite.jsonl`` + ``manifest.json`` (one case per line, keys in model order)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [case.model_dump_json(exclude_defaults=False) for case in suite.cases]
+    (folder / "suite.jsonl").write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    (folder / "manifest.json").write_text(suite.manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")

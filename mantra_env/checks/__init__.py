@@ -1,0 +1,87 @@
+"""The check language: AST, canonical text form, JSON form and the normative semantics.
+
+The semantics is defined once, in :mod:`mantra_env.checks.semantics`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from mantra_env.checks.ast import (
+    NODE_TYPES,
+    After,
+    Atom,
+    Before,
+    Call,
+    Check,
+    Follows,
+    NoCall,
+    Or,
+    Precedes,
+    atoms,
+    canonical_value,
+    tools_mentioned,
+)
+from mantra_env.checks.semantics import (
+    CheckOutcome,
+    FailureCategory,
+    TraceIndex,
+    args_match,
+    evaluate,
+    values_equal,
+)
+from mantra_env.checks.text import format_check, parse_check
+from mantra_env.errors import CheckValueError
+
+CHECK_ADAPTER: TypeAdapter[Check] = TypeAdapter(Check)
+
+
+def check_to_json(check: Check) -> dict[str, Any]:
+    """The JSON form of a check (the AST as a JSON object with an ``op`` field)."""
+    data: dict[str, Any] = CHECK_ADAPTER.dump_python(check, mode="json")
+    return data
+
+
+def check_from_json(data: Any) -> Check:
+    """Build a check from its JSON form, or from its text form if ``data`` is a string.
+
+    Raises:
+        CheckValueError: naming the field that is wrong.
+    """
+    if isinstance(data, str):
+        return parse_check(data)
+    try:
+        return CHECK_ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'check'}: {err['msg']}" for err in exc.errors())
+        raise CheckValueError(f"invalid check JSON: {problems}") from None
+
+
+__all__ = [
+    "CHECK_ADAPTER",
+    "NODE_TYPES",
+    "After",
+    "Atom",
+    "Before",
+    "Call",
+    "Check",
+    "CheckOutcome",
+    "FailureCategory",
+    "Follows",
+    "NoCall",
+    "Or",
+    "Precedes",
+    "TraceIndex",
+    "args_match",
+    "atoms",
+    "canonical_value",
+    "check_from_json",
+    "check_to_json",
+    "evaluate",
+    "format_check",
+    "parse_check",
+    "tools_mentioned",
+    "values_equal",
+]

@@ -1,0 +1,158 @@
+"""The check AST: frozen pydantic nodes whose JSON form is the check's JSON form.
+
+The meaning of every node is defined in :mod:`mantra_env.checks.semantics`; this module only says what a
+well-formed check looks like. Argument values are canonicalised on construction (see
+:func:`canonical_value`) so that equal checks have equal ASTs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+from mantra_env.errors import CheckValueError
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def canonical_value(value: Any, where: str = "value") -> JsonValue:
+    """Return the canonical JSON form of an argument value.
+
+    Strings are trimmed; a float with an integral value becomes an int (``2150.0`` -> ``2150``) and ``-0.0``
+    becomes ``0``; lists and objects are canonicalised element-wise. NaN, infinities, and anything that is
+    not a JSON value (tuples, sets, bytes, objects) raise :class:`CheckValueError` naming ``where``.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CheckValueError(f"{where}: {value!r} is not a JSON number; use a finite number or a string")
+        return int(value) if value.is_integer() else value
+    if isinstance(value, list):
+        return [canonical_value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        out: dict[str, JsonValue] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CheckValueError(f"{where}: object key {key!r} is not a string")
+            out[key] = canonical_value(item, f"{where}.{key}")
+        return out
+    raise CheckValueError(
+        f"{where}: {value!r} (a {type(value).__name__}) is not a JSON value; "
+        "use a string, number, true/false, null, list or object"
+    )
+
+
+class _Node(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _AtomBase(_Node):
+    tool: str = Field(description="Tool name.")
+    args: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Partial argument map: only these arguments are compared; missing ones are wildcards.",
+    )
+
+    @field_validator("tool")
+    @classmethod
+    def _tool_is_identifier(cls, tool: str) -> str:
+        if not IDENTIFIER.match(tool):
+            raise CheckValueError(f"tool name {tool!r} is not an identifier (letters, digits, underscore)")
+        return tool
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _canonical_args(cls, args: Any) -> dict[str, JsonValue]:
+        if not isinstance(args, dict):
+            raise CheckValueError(f"args must be an object mapping argument names to values, not {args!r}")
+        out: dict[str, JsonValue] = {}
+        for name, value in args.items():
+            if not isinstance(name, str) or not IDENTIFIER.match(name):
+                raise CheckValueError(f"argument name {name!r} is not an identifier")
+            out[name] = canonical_value(value, f"argument {name!r}")
+        return out
+
+
+class Call(_AtomBase):
+    """``CALL t(a)``: some step calls ``t`` with arguments matching ``a``."""
+
+    op: Literal["call"] = "call"
+
+
+class NoCall(_AtomBase):
+    """``NO-CALL t(a)``: no step calls ``t`` with arguments matching ``a``."""
+
+    op: Literal["no_call"] = "no_call"
+
+
+Atom: TypeAlias = Annotated[Call | NoCall, Field(discriminator="op")]
+
+
+class Or(_Node):
+    """``A OR B``: at least one operand holds."""
+
+    op: Literal["or"] = "or"
+    left: Check
+    right: Check
+
+
+class After(_Node):
+    """``A AFTER anchor``: every step matching ``A`` comes after an anchor (NO-CALL: none comes after one)."""
+
+    op: Literal["after"] = "after"
+    target: Atom
+    anchor: Call
+
+
+class Before(_Node):
+    """``A BEFORE anchor``: every step matching ``A`` comes before an anchor (NO-CALL: none comes before one)."""
+
+    op: Literal["before"] = "before"
+    target: Atom
+    anchor: Call
+
+
+class Follows(_Node):
+    """``call FOLLOWS anchor``: both occur and every ``call`` step has an anchor step before it."""
+
+    op: Literal["follows"] = "follows"
+    call: Call
+    anchor: Call
+
+
+class Precedes(_Node):
+    """``call PRECEDES anchor``: both occur and every anchor step has a ``call`` step before it."""
+
+    op: Literal["precedes"] = "precedes"
+    call: Call
+    anchor: Call
+
+
+Check: TypeAlias = Annotated[Call | NoCall | Or | After | Before | Follows | Precedes, Field(discriminator="op")]
+NODE_TYPES: tuple[type[_Node], ...] = (Call, NoCall, Or, After, Before, Follows, Precedes)
+
+Or.model_rebuild()
+
+
+def atoms(check: Check) -> list[Call | NoCall]:
+    """All atoms of ``check`` in left-to-right order (anchors included)."""
+    if isinstance(check, Call | NoCall):
+        return [check]
+    if isinstance(check, Or):
+        return atoms(check.left) + atoms(check.right)
+    if isinstance(check, After | Before):
+        return [check.target, check.anchor]
+    return [check.call, check.anchor]
+
+
+def tools_mentioned(check: Check) -> set[str]:
+    """Names of the tools a check talks about."""
+    return {atom.tool for atom in atoms(check)}

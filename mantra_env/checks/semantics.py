@@ -1,0 +1,255 @@
+"""The normative semantics of checks. Every consumer (the trace grader, the Z3 encoding, the failure analyzer)
+follows this text, and property tests assert that the Python evaluator below and the Z3 encoding agree.
+
+Traces
+    A trace is the ordered list of tool calls an agent made, steps ``0 .. n-1``. Every call the agent made is
+    in the trace, including calls whose arguments failed schema validation and calls that returned a tool
+    error: the agent made them. A call to a tool that does not exist is in the trace too (it matches no atom
+    of a real tool). A call whose arguments were not a JSON object is recorded with empty arguments.
+
+Matching
+    An atom ``CALL t(a)`` / ``NO-CALL t(a)`` carries a *partial* argument map ``a``. Step ``i`` matches the
+    atom iff the step calls tool ``t`` (exact name) and, for every pinned pair ``(p, v)`` in ``a``, the call
+    has an argument ``p`` whose value equals ``v`` after JSON-type canonicalisation:
+
+    * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides;
+    * numbers are compared by numeric value, so ``2150 == 2150.0``; booleans are not numbers
+      (``true != 1``) and ``null`` equals only ``null``;
+    * lists compare element-wise in order, objects key-wise (same keys, equal values);
+    * values of different JSON types never match (``"1" != 1``).
+
+    Arguments that are not pinned are wildcards; an empty map matches every call to ``t``. A pinned argument
+    that the call omits does not match. Let ``M(X)`` be the set of steps matching atom ``X``.
+
+Operators (``A``, ``B`` atoms unless stated; "anchor" is always a CALL atom)
+    ``CALL A``            holds iff ``M(A)`` is non-empty.
+    ``NO-CALL A``         holds iff ``M(A)`` is empty (exactly the negation of ``CALL A``).
+    ``P OR Q``            holds iff ``P`` or ``Q`` holds; ``P`` and ``Q`` may be any checks.
+    ``CALL A AFTER N``    conditional: every ``j`` in ``M(A)`` has some ``i`` in ``M(N)`` with ``i < j``.
+                          Equivalently ``M(A)`` is empty or ``min M(N) < min M(A)``. Vacuous if ``A`` never
+                          occurs.
+    ``NO-CALL A AFTER N`` no ``j`` in ``M(A)`` has some ``i`` in ``M(N)`` with ``i < j``: nothing matching
+                          ``A`` happens after the first anchor.
+    ``CALL A BEFORE N``   conditional: every ``j`` in ``M(A)`` has some ``i`` in ``M(N)`` with ``i > j``.
+                          Equivalently ``M(A)`` is empty or ``max M(A) < max M(N)``.
+    ``NO-CALL A BEFORE N`` no ``j`` in ``M(A)`` has some ``i`` in ``M(N)`` with ``i > j``: nothing matching
+                          ``A`` happens before the last anchor.
+    ``CALL A FOLLOWS N``  positive obligation: ``M(A)`` and ``M(N)`` are non-empty and every ``j`` in ``M(A)``
+                          has some ``i`` in ``M(N)`` with ``i < j`` (``min M(N) < min M(A)``). It is
+                          ``CALL A`` and ``CALL A AFTER N`` together.
+    ``CALL A PRECEDES N`` positive obligation: ``M(A)`` and ``M(N)`` are non-empty and every ``i`` in ``M(N)``
+                          has some ``j`` in ``M(A)`` with ``j < i`` (``min M(A) < min M(N)``). It is
+                          ``CALL N FOLLOWS A``.
+
+    AFTER and BEFORE apply to *every* occurrence of their target. FOLLOWS and PRECEDES also quantify over
+    every occurrence of the later call, not over some pair: the paper's encoding writes PRECEDES as "some
+    ``check_inventory`` step before some ``assign_warehouse_picker`` step", but under that reading the trace
+    ``assign, check, assign`` complies, which is exactly the premature write the check exists to catch, and
+    the paper's own cross-validation example (adding the PRECEDES check makes the forward query
+    unsatisfiable) would not hold. Both operands of FOLLOWS/PRECEDES are CALL atoms; the target of
+    AFTER/BEFORE is a CALL or NO-CALL atom; OR takes any checks.
+
+    A step never precedes itself, so ``CALL t() FOLLOWS CALL t()`` needs two calls of ``t`` ... and still
+    fails, because its first call has no earlier anchor.
+
+Failure categories (exactly one per failed check; the paper's partition)
+    ``missing_required_call`` a CALL atom never matched: ``CALL A`` failed, or the first operand of
+                              FOLLOWS/PRECEDES never occurred (checked before the anchor).
+    ``missing_anchor``        the anchor of AFTER/BEFORE/FOLLOWS/PRECEDES never occurred (for AFTER/BEFORE with
+                              a CALL target: the target occurred, the anchor did not).
+    ``forbidden_call``        a NO-CALL atom matched: ``NO-CALL A`` failed, or a NO-CALL AFTER/BEFORE target
+                              occurred on the forbidden side of an anchor.
+    ``ordering_violation``    all calls occurred but in the wrong order.
+    ``or_all_branches_failed`` an OR whose operands all failed (each operand's own outcome is kept as
+                              evidence).
+
+Evidence
+    Every outcome records the steps that matched each role (``target``/``call``, ``anchor``) and, for a
+    failure, the step that violated the check: the first forbidden step, or the first step of the later
+    call that lacks its anchor. A missing call has no violating step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from mantra_env.checks.ast import After, Before, Call, Check, Follows, NoCall, Or, Precedes
+
+
+class FailureCategory(StrEnum):
+    """Why a check failed (the paper's Table "failure categories")."""
+
+    MISSING_REQUIRED_CALL = "missing_required_call"
+    MISSING_ANCHOR = "missing_anchor"
+    FORBIDDEN_CALL = "forbidden_call"
+    ORDERING_VIOLATION = "ordering_violation"
+    OR_ALL_BRANCHES_FAILED = "or_all_branches_failed"
+
+
+_MISSING = object()
+
+
+def values_equal(pinned: Any, actual: Any) -> bool:
+    """Whether a canonical pinned value equals an argument value from a trace (see the module docstring)."""
+    kind = type(pinned)
+    if kind is str:
+        return type(actual) is str and (actual == pinned or actual.strip() == pinned)
+    if kind is int or kind is float:
+        return (type(actual) is int or type(actual) is float) and actual == pinned
+    if pinned is None or kind is bool:
+        return actual is pinned
+    if kind is list:
+        return (
+            type(actual) is list
+            and len(actual) == len(pinned)
+            and all(values_equal(p, a) for p, a in zip(pinned, actual, strict=True))
+        )
+    if kind is dict:
+        return (
+            type(actual) is dict
+            and actual.keys() == pinned.keys()
+            and all(values_equal(p, actual[k]) for k, p in pinned.items())
+        )
+    return False
+
+
+def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
+    """Whether a call's arguments ``actual`` match the partial map ``pinned``."""
+    for name, value in pinned.items():
+        got = actual.get(name, _MISSING)
+        if got is _MISSING or not values_equal(value, got):
+            return False
+    return True
+
+
+class TraceIndex:
+    """Steps of a trace grouped by tool, built once per trace so each atom scans only its own tool's calls."""
+
+    __slots__ = ("by_tool", "length")
+
+    def __init__(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        by_tool: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+        for step, (tool, args) in enumerate(calls):
+            by_tool.setdefault(tool, []).append((step, args))
+        self.by_tool = by_tool
+        self.length = len(calls)
+
+    def matches(self, atom: Call | NoCall) -> tuple[int, ...]:
+        """Steps matching ``atom``, ascending."""
+        calls = self.by_tool.get(atom.tool)
+        if not calls:
+            return ()
+        pinned = atom.args
+        if not pinned:
+            return tuple(step for step, _ in calls)
+        return tuple(step for step, args in calls if args_match(pinned, args))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """The result of evaluating one check on one trace, with its evidence."""
+
+    passed: bool
+    category: FailureCategory | None = None
+    matched: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    violating_step: int | None = None
+    explanation: str = ""
+    branches: tuple[CheckOutcome, ...] = ()
+
+
+def _fail(
+    category: FailureCategory, matched: dict[str, tuple[int, ...]], explanation: str, step: int | None = None
+) -> CheckOutcome:
+    return CheckOutcome(False, category, matched, step, explanation)
+
+
+def evaluate(check: Check, index: TraceIndex) -> CheckOutcome:
+    """Evaluate ``check`` on the trace behind ``index`` (the reference semantics, with evidence)."""
+    if isinstance(check, Call):
+        steps = index.matches(check)
+        if steps:
+            return CheckOutcome(True, matched={"call": steps})
+        return _fail(FailureCategory.MISSING_REQUIRED_CALL, {"call": ()}, f"{check.tool} was never called")
+    if isinstance(check, NoCall):
+        steps = index.matches(check)
+        if not steps:
+            return CheckOutcome(True, matched={"call": ()})
+        return _fail(FailureCategory.FORBIDDEN_CALL, {"call": steps}, f"forbidden call to {check.tool}", steps[0])
+    if isinstance(check, Or):
+        left = evaluate(check.left, index)
+        right = evaluate(check.right, index)
+        if left.passed or right.passed:
+            return CheckOutcome(True, branches=(left, right))
+        return CheckOutcome(
+            False,
+            FailureCategory.OR_ALL_BRANCHES_FAILED,
+            explanation="no branch of the OR holds",
+            branches=(left, right),
+        )
+    if isinstance(check, After | Before):
+        return _conditional(check, index)
+    return _obligation(check, index)
+
+
+def _conditional(check: After | Before, index: TraceIndex) -> CheckOutcome:
+    target = index.matches(check.target)
+    anchor = index.matches(check.anchor)
+    matched = {"target": target, "anchor": anchor}
+    after = isinstance(check, After)
+    word = "after" if after else "before"
+    if not target or not anchor:
+        if isinstance(check.target, NoCall) or not target:
+            return CheckOutcome(True, matched=matched)
+        return _fail(
+            FailureCategory.MISSING_ANCHOR,
+            matched,
+            f"{check.target.tool} was called but anchor {check.anchor.tool} never was",
+            target[0],
+        )
+    if isinstance(check.target, NoCall):
+        # Forbidden: a target step on the anchor's forbidden side.
+        bad = [j for j in target if j > anchor[0]] if after else [j for j in target if j < anchor[-1]]
+        if not bad:
+            return CheckOutcome(True, matched=matched)
+        return _fail(
+            FailureCategory.FORBIDDEN_CALL,
+            matched,
+            f"{check.target.tool} was called {word} {check.anchor.tool}, which is forbidden",
+            bad[0],
+        )
+    late = [j for j in target if j <= anchor[0]] if after else [j for j in target if j >= anchor[-1]]
+    if not late:
+        return CheckOutcome(True, matched=matched)
+    return _fail(
+        FailureCategory.ORDERING_VIOLATION,
+        matched,
+        f"{check.target.tool} at step {late[0]} has no {check.anchor.tool} {'before' if after else 'after'} it",
+        late[0],
+    )
+
+
+def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
+    first = index.matches(check.call)
+    anchor = index.matches(check.anchor)
+    matched = {"call": first, "anchor": anchor}
+    if not first:
+        return _fail(FailureCategory.MISSING_REQUIRED_CALL, matched, f"{check.call.tool} was never called")
+    if not anchor:
+        return _fail(FailureCategory.MISSING_ANCHOR, matched, f"anchor {check.anchor.tool} was never called")
+    # FOLLOWS: the call's first step must come after the anchor's first; PRECEDES: the other way round.
+    earlier, later, earlier_atom, later_atom = (
+        (anchor, first, check.anchor, check.call)
+        if isinstance(check, Follows)
+        else (first, anchor, check.call, check.anchor)
+    )
+    if earlier[0] < later[0]:
+        return CheckOutcome(True, matched=matched)
+    return _fail(
+        FailureCategory.ORDERING_VIOLATION,
+        matched,
+        f"{later_atom.tool} at step {later[0]} comes before any {earlier_atom.tool}",
+        later[0],
+    )

@@ -1,0 +1,46 @@
+"""The exception root of mantra-env.
+
+Every error the library raises on bad input derives from :class:`MantraError` and from the matching builtin,
+so callers can catch either. The CLI prints these as one line (``str(error)``) instead of a traceback, so each
+message says what is wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class MantraError(Exception):
+    """Root of every error mantra-env raises on purpose."""
+
+
+class CheckSyntaxError(MantraError, ValueError):
+    """A check's text form could not be parsed.
+
+    Attributes:
+        text: the text that was parsed.
+        position: 0-based character offset of the problem.
+        expected: what the parser expected at ``position``.
+    """
+
+    def __init__(self, message: str, *, text: str, position: int, expected: str = "") -> None:
+        self.text = text
+        self.position = position
+        self.expected = expected
+        self.reason = message
+        line_start = text.rfind("\n", 0, position) + 1
+        line_end = text.find("\n", position)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        column = position - line_start
+        lineno = text.count("\n", 0, position) + 1
+        super().__init__(f"check text, line {lineno}, column {column + 1}: {message}\n  {line}\n  {' ' * column}^")
+
+
+class CheckValueError(MantraError, ValueError):
+    """A check is well-formed text but not a valid check (e.g. an argument value that is not JSON)."""
+
+
+class CaseFileError(MantraError, ValueError):
+    """A case or suite file is malformed; the message names the file, line and field."""
+
+
+class GradingError(MantraError, ValueError):
+    """The grader was given input it cannot grade (e.g. no checks)."""
