@@ -1,6 +1,6 @@
 """Grading: the deterministic trace grader and its verdicts (metrics and reports build on these)."""
 
-from graders.grade import grade
+from graders.trace_grader import grade
 from graders.verdict import CheckVerdict, Evidence, Verdict
 from mantra_env.checks import FailureCategory
 

@@ -177,7 +177,12 @@ def evaluate(check: Check, index: TraceIndex) -> CheckOutcome:
         steps = index.matches(check)
         if not steps:
             return CheckOutcome(True, matched={"call": ()})
-        return _fail(FailureCategory.FORBIDDEN_CALL, {"call": steps}, f"forbidden call to {check.tool}", steps[0])
+        return _fail(
+            FailureCategory.FORBIDDEN_CALL,
+            {"call": steps},
+            f"forbidden call to {check.tool} at step {steps[0]}",
+            steps[0],
+        )
     if isinstance(check, Or):
         left = evaluate(check.left, index)
         right = evaluate(check.right, index)
@@ -217,7 +222,7 @@ def _conditional(check: After | Before, index: TraceIndex) -> CheckOutcome:
         return _fail(
             FailureCategory.FORBIDDEN_CALL,
             matched,
-            f"{check.target.tool} was called {word} {check.anchor.tool}, which is forbidden",
+            f"{check.target.tool} was called at step {bad[0]}, {word} {check.anchor.tool}, which is forbidden",
             bad[0],
         )
     late = [j for j in target if j <= anchor[0]] if after else [j for j in target if j >= anchor[-1]]
