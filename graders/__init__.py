@@ -1,7 +1,7 @@
 """Grading: the deterministic trace grader and its verdicts (metrics and reports build on these)."""
 
 from graders.trace_grader import grade
-from graders.verdict import CheckVerdict, Evidence, Verdict
+from mantra_env.verdict import CheckVerdict, Evidence, Verdict
 from mantra_env.checks import FailureCategory
 
 __all__ = ["CheckVerdict", "Evidence", "FailureCategory", "Verdict", "grade"]

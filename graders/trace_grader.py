@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graders.verdict import CheckVerdict, Evidence, Verdict
+from mantra_env.verdict import CheckVerdict, Evidence, Verdict
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, CheckOutcome, evaluate, format_check
 from mantra_env.errors import GradingError

@@ -1,0 +1,103 @@
+"""Ordered DuckDB migrations. Never edit a released migration: append a new one."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the rollout tables.
+    """
+    CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        name VARCHAR NOT NULL,
+        suite VARCHAR NOT NULL,
+        suite_version INTEGER NOT NULL,
+        model VARCHAR NOT NULL,
+        agent VARCHAR NOT NULL,
+        code_version VARCHAR NOT NULL,
+        config JSON NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    );
+    CREATE TABLE episodes (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        status VARCHAR NOT NULL CHECK (status IN ('passed', 'failed', 'error')),
+        reward DOUBLE,
+        checks_passed INTEGER,
+        checks_total INTEGER,
+        steps INTEGER NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        model_calls INTEGER NOT NULL,
+        latency_s DOUBLE NOT NULL,
+        error_kind VARCHAR,
+        error VARCHAR,
+        final_answer VARCHAR,
+        verdict JSON,
+        messages JSON NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (run_id, case_id, attempt)
+    );
+    CREATE TABLE steps (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        tool VARCHAR NOT NULL,
+        kind VARCHAR,
+        arguments JSON NOT NULL,
+        raw_arguments VARCHAR,
+        result JSON,
+        error_code VARCHAR,
+        error_message VARCHAR,
+        latency_s DOUBLE,
+        PRIMARY KEY (run_id, case_id, attempt, step)
+    );
+    CREATE TABLE check_verdicts (
+        run_id VARCHAR NOT NULL,
+        case_id VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        check_id VARCHAR NOT NULL,
+        check_text VARCHAR NOT NULL,
+        passed BOOLEAN NOT NULL,
+        category VARCHAR,
+        evidence JSON NOT NULL,
+        PRIMARY KEY (run_id, case_id, attempt, check_id)
+    );
+    """,
+    # 2: read-side views (readers and notebooks use these, not the tables).
+    """
+    CREATE VIEW v_episodes AS
+    SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name,
+           e.status <> 'error' AS scored,
+           e.steps = 0 AND e.status <> 'error' AS empty_trace
+    FROM episodes e JOIN runs r USING (run_id);
+
+    CREATE VIEW v_task_counts AS
+    SELECT run_id, model, suite, case_id,
+           count(*) FILTER (WHERE scored) AS attempts,
+           count(*) FILTER (WHERE status = 'passed') AS passed,
+           count(*) FILTER (WHERE status = 'error') AS errors
+    FROM v_episodes GROUP BY run_id, model, suite, case_id;
+
+    CREATE VIEW v_first_steps AS
+    SELECT s.run_id, s.case_id, s.attempt,
+           min(s.step) FILTER (WHERE s.kind = 'read') AS first_read,
+           min(s.step) FILTER (WHERE s.kind = 'write') AS first_write,
+           count(*) FILTER (WHERE s.kind = 'read') AS read_calls,
+           count(*) AS calls
+    FROM steps s GROUP BY s.run_id, s.case_id, s.attempt;
+
+    CREATE VIEW v_attempt_behaviour AS
+    SELECT e.run_id, e.model, e.suite, e.case_id, e.attempt, e.status, e.scored, e.empty_trace,
+           coalesce(f.first_write < coalesce(f.first_read, 2147483647), false) AS premature_write,
+           coalesce(f.read_calls, 0) AS read_calls, e.steps, e.input_tokens + e.output_tokens AS tokens
+    FROM v_episodes e LEFT JOIN v_first_steps f USING (run_id, case_id, attempt);
+
+    CREATE VIEW v_failed_checks AS
+    SELECT c.*, r.model, r.suite,
+           json_extract_string(c.evidence, '$.explanation') AS explanation
+    FROM check_verdicts c JOIN runs r USING (run_id)
+    WHERE NOT c.passed;
+    """,
+)

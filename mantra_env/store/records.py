@@ -1,0 +1,64 @@
+"""The records a run stores: versioned pydantic models whose projections are the DuckDB rows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from mantra_env.trace import Trace
+from mantra_env.verdict import Verdict
+
+EpisodeStatus = Literal["passed", "failed", "error"]
+"""``error`` means the episode could not be graded (infrastructure failure); it is never an agent failure."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RunRecord(BaseModel):
+    """One run: a set of episodes with one configuration."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str = Field(min_length=1)
+    name: str = ""
+    suite: str
+    suite_version: int = 0
+    model: str
+    agent: str
+    code_version: str = ""
+    config: dict[str, JsonValue] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    model_calls: int = Field(default=0, ge=0)
+
+
+class EpisodeRecord(BaseModel):
+    """One finished attempt of one case, keyed by (run_id, case_id, attempt)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    case_id: str
+    attempt: int = Field(ge=0)
+    status: EpisodeStatus
+    reward: float | None = None
+    verdict: Verdict | None = None
+    trace: Trace = Field(default_factory=Trace)
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = Field(default=0.0, ge=0.0)
+    step_latencies_s: list[float] = Field(default_factory=list)
+    error_kind: str | None = Field(default=None, description="e.g. timeout, rate_limit, connection, bad_output.")
+    error: str | None = None
+    messages: list[JsonValue] = Field(default_factory=list, description="Full model message history.")
+    started_at: datetime = Field(default_factory=utc_now)
+    finished_at: datetime = Field(default_factory=utc_now)

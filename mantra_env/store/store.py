@@ -1,0 +1,199 @@
+"""The DuckDB rollout store: append-only, one transaction per finished episode, keyed by (run, case, attempt).
+
+One process writes (the runner); readers use the ``v_*`` views. A killed run loses no finished episode and,
+because the key is unique and the runner skips finished keys on ``--resume``, duplicates none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import duckdb
+
+from mantra_env.errors import MantraError
+from mantra_env.store.migrations import MIGRATIONS
+from mantra_env.store.records import EpisodeRecord, RunRecord
+
+DEFAULT_DB = Path("results") / "mantra.duckdb"
+
+
+class StoreError(MantraError, RuntimeError):
+    """The rollout database cannot be opened or written as asked."""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class RolloutStore:
+    """A rollout database file (or ``:memory:``), migrated to the latest schema on open."""
+
+    def __init__(self, path: Path | str = DEFAULT_DB, *, read_only: bool = False) -> None:
+        self.path = path
+        target = str(path)
+        if target != ":memory:" and not read_only:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = duckdb.connect(target, read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open rollout database {target}: {exc}") from None
+        if not read_only:
+            self._migrate()
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> RolloutStore:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)"
+        )
+        row = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+        current = int(row[0]) if row else 0
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"rollout database {self.path} has schema version {current}, newer than this mantra-env "
+                f"({len(MIGRATIONS)}); upgrade mantra-env or use another --db"
+            )
+        for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
+            self.conn.execute("BEGIN TRANSACTION")
+            try:
+                self.conn.execute(sql)
+                self.conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [version])
+                self.conn.execute("COMMIT")
+            except duckdb.Error:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        row = self.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    # -- writing ---------------------------------------------------------------------------------------
+    def start_run(self, run: RunRecord) -> None:
+        """Record a run; starting a run that exists with the same suite and model is a no-op (resume)."""
+        existing = self.conn.execute("SELECT suite, model, agent FROM runs WHERE run_id = ?", [run.run_id]).fetchone()
+        if existing is not None:
+            if tuple(existing) != (run.suite, run.model, run.agent):
+                raise StoreError(
+                    f"run {run.run_id!r} already exists with suite={existing[0]!r}, model={existing[1]!r}, "
+                    f"agent={existing[2]!r}; resume it with the same settings or choose another --run-name"
+                )
+            return
+        self.conn.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                run.run_id,
+                run.name,
+                run.suite,
+                run.suite_version,
+                run.model,
+                run.agent,
+                run.code_version,
+                _json(run.config),
+                run.created_at,
+            ],
+        )
+
+    def record_episode(self, episode: EpisodeRecord) -> None:
+        """Write one finished episode, its steps and check verdicts in a single transaction."""
+        key = [episode.run_id, episode.case_id, episode.attempt]
+        verdict = episode.verdict
+        trace = episode.trace
+        latencies = episode.step_latencies_s
+        self.conn.execute("BEGIN TRANSACTION")
+        try:
+            self.conn.execute(
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    *key,
+                    episode.status,
+                    episode.reward,
+                    verdict.passed_count if verdict else None,
+                    len(verdict.checks) if verdict else None,
+                    len(trace.calls),
+                    episode.usage.input_tokens,
+                    episode.usage.output_tokens,
+                    episode.usage.model_calls,
+                    episode.latency_s,
+                    episode.error_kind,
+                    episode.error,
+                    trace.final_answer,
+                    verdict.model_dump_json() if verdict else None,
+                    _json(episode.messages),
+                    episode.started_at,
+                    episode.finished_at,
+                ],
+            )
+            if trace.calls:
+                self.conn.executemany(
+                    "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        [
+                            *key,
+                            call.step,
+                            call.tool,
+                            call.kind,
+                            _json(call.args),
+                            call.raw_arguments,
+                            _json(call.result),
+                            call.error.code if call.error else None,
+                            call.error.message if call.error else None,
+                            latencies[call.step] if call.step < len(latencies) else None,
+                        ]
+                        for call in trace.calls
+                    ],
+                )
+            if verdict and verdict.checks:
+                self.conn.executemany(
+                    "INSERT INTO check_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        [
+                            *key,
+                            check.check_id,
+                            check.check,
+                            check.passed,
+                            check.category.value if check.category else None,
+                            check.evidence.model_dump_json(),
+                        ]
+                        for check in verdict.checks
+                    ],
+                )
+            self.conn.execute("COMMIT")
+        except duckdb.ConstraintException:
+            self.conn.execute("ROLLBACK")
+            raise StoreError(
+                f"episode (run={episode.run_id!r}, case={episode.case_id!r}, attempt={episode.attempt}) is "
+                "already recorded; finished episodes are never overwritten"
+            ) from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
+        """(case_id, attempt) pairs already recorded for ``run_id``."""
+        rows = self.conn.execute("SELECT case_id, attempt FROM episodes WHERE run_id = ?", [run_id]).fetchall()
+        return {(str(case_id), int(attempt)) for case_id, attempt in rows}
+
+    def task_counts(self, run_id: str) -> list[tuple[str, int, int, int]]:
+        """Per case: (case_id, scored attempts, passed attempts, infrastructure errors), ordered by case."""
+        rows = self.conn.execute(
+            "SELECT case_id, attempts, passed, errors FROM v_task_counts WHERE run_id = ? ORDER BY case_id",
+            [run_id],
+        ).fetchall()
+        return [(str(c), int(n), int(a), int(e)) for c, n, a, e in rows]
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run a read query (against the ``v_*`` views, typically)."""
+        return self.conn.execute(sql, params or []).fetchall()

@@ -1,0 +1,183 @@
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graders import grade
+from mantra_env.checks import parse_check
+from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, StoreError, Usage
+from mantra_env.store.migrations import MIGRATIONS
+from mantra_env.trace import ToolCall, ToolError, Trace
+
+CHECKS = [parse_check("CALL check_inventory() PRECEDES CALL assign_warehouse_picker()"), parse_check("NO-CALL po()")]
+
+
+def _run(run_id: str = "r1") -> RunRecord:
+    return RunRecord(run_id=run_id, suite="operations", model="scripted", agent="oracle")
+
+
+def _episode(case_id: str, attempt: int, calls: list[tuple[str, str | None]], run_id: str = "r1") -> EpisodeRecord:
+    trace = Trace(
+        calls=tuple(
+            ToolCall(
+                step=i,
+                tool=tool,
+                args={"n": i},
+                kind="read" if tool.startswith("check") else "write",
+                result={"ok": True},
+                error=ToolError(code=err, message="bad") if err else None,
+            )
+            for i, (tool, err) in enumerate(calls)
+        ),
+        final_answer="done",
+    )
+    verdict = grade(trace, CHECKS)
+    return EpisodeRecord(
+        run_id=run_id,
+        case_id=case_id,
+        attempt=attempt,
+        status="passed" if verdict.passed else "failed",
+        reward=float(verdict.passed),
+        verdict=verdict,
+        trace=trace,
+        usage=Usage(input_tokens=10, output_tokens=5, model_calls=2),
+        latency_s=0.5,
+        step_latencies_s=[0.1] * len(calls),
+    )
+
+
+def test_exact_columns_are_pinned() -> None:
+    with RolloutStore(":memory:") as store:
+        columns = {
+            table: [row[0] for row in store.query(f"SELECT column_name FROM (DESCRIBE {table})")]
+            for table in ("runs", "episodes", "steps", "check_verdicts")
+        }
+    assert columns == {
+        "runs": ["run_id", "name", "suite", "suite_version", "model", "agent", "code_version", "config", "created_at"],
+        "episodes": [
+            "run_id",
+            "case_id",
+            "attempt",
+            "status",
+            "reward",
+            "checks_passed",
+            "checks_total",
+            "steps",
+            "input_tokens",
+            "output_tokens",
+            "model_calls",
+            "latency_s",
+            "error_kind",
+            "error",
+            "final_answer",
+            "verdict",
+            "messages",
+            "started_at",
+            "finished_at",
+        ],
+        "steps": [
+            "run_id",
+            "case_id",
+            "attempt",
+            "step",
+            "tool",
+            "kind",
+            "arguments",
+            "raw_arguments",
+            "result",
+            "error_code",
+            "error_message",
+            "latency_s",
+        ],
+        "check_verdicts": ["run_id", "case_id", "attempt", "check_id", "check_text", "passed", "category", "evidence"],
+    }
+
+
+def test_episode_rows_and_views(tmp_path: Path) -> None:
+    with RolloutStore(tmp_path / "db.duckdb") as store:
+        assert store.schema_version == len(MIGRATIONS)
+        store.start_run(_run())
+        store.record_episode(_episode("c1", 0, [("check_inventory", None), ("assign_warehouse_picker", None)]))
+        store.record_episode(
+            _episode("c1", 1, [("assign_warehouse_picker", "invalid_arguments"), ("check_inventory", None)])
+        )
+        store.record_episode(
+            EpisodeRecord(
+                run_id="r1", case_id="c2", attempt=0, status="error", error_kind="timeout", error="provider timed out"
+            )
+        )
+        assert store.finished_keys("r1") == {("c1", 0), ("c1", 1), ("c2", 0)}
+        assert store.task_counts("r1") == [("c1", 2, 1, 0), ("c2", 0, 0, 1)]
+        steps = store.query("SELECT step, tool, kind, error_code FROM steps WHERE attempt = 1 ORDER BY step")
+        assert steps == [
+            (0, "assign_warehouse_picker", "write", "invalid_arguments"),
+            (1, "check_inventory", "read", None),
+        ]
+        behaviour = store.query(
+            "SELECT case_id, attempt, premature_write, read_calls, empty_trace FROM v_attempt_behaviour ORDER BY 1, 2"
+        )
+        assert behaviour == [("c1", 0, False, 1, False), ("c1", 1, True, 1, False), ("c2", 0, False, 0, False)]
+        failed = store.query("SELECT case_id, attempt, check_id, category FROM v_failed_checks")
+        assert failed == [("c1", 1, "c0", "ordering_violation")]
+
+
+def test_reopening_does_not_remigrate_and_keeps_rows(tmp_path: Path) -> None:
+    path = tmp_path / "db.duckdb"
+    with RolloutStore(path) as store:
+        store.start_run(_run())
+        store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
+    with RolloutStore(path) as store:
+        assert store.query("SELECT count(*) FROM schema_migrations") == [(len(MIGRATIONS),)]
+        assert store.finished_keys("r1") == {("c1", 0)}
+
+
+def test_duplicate_episode_is_refused_and_first_kept() -> None:
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
+        with pytest.raises(StoreError, match="already recorded"):
+            store.record_episode(_episode("c1", 0, [("po", None)]))
+        assert store.query("SELECT count(*) FROM steps") == [(1,)]
+        assert store.query("SELECT tool FROM steps") == [("check_inventory",)]
+
+
+def test_resuming_a_run_with_other_settings_is_refused() -> None:
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        store.start_run(_run())  # same settings: resume
+        with pytest.raises(StoreError, match="already exists with suite='operations', model='scripted'"):
+            store.start_run(RunRecord(run_id="r1", suite="operations", model="other", agent="oracle"))
+
+
+def test_newer_database_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db.duckdb"
+    with RolloutStore(path) as store:
+        store.conn.execute("INSERT INTO schema_migrations VALUES (99, now())")
+    with pytest.raises(StoreError, match="newer than this mantra-env"):
+        RolloutStore(path)
+
+
+@pytest.mark.slow
+def test_sigkill_mid_write_loses_no_finished_episode(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL while writing keeps every committed episode and no partial one."""
+    path = tmp_path / "db.duckdb"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_store import _episode, _run
+        from mantra_env.store import RolloutStore
+        store = RolloutStore({str(path)!r})
+        store.start_run(_run())
+        for attempt in range(5):
+            store.record_episode(_episode("c1", attempt, [("check_inventory", None)] * 3))
+        store.conn.execute("BEGIN TRANSACTION")
+        store.conn.execute("INSERT INTO episodes SELECT * REPLACE (99 AS attempt) FROM episodes LIMIT 1")
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == -9, result.stderr
+    with RolloutStore(path) as store:
+        assert store.finished_keys("r1") == {("c1", a) for a in range(5)}
+        assert store.query("SELECT count(*) FROM steps") == [(15,)]
