@@ -1,0 +1,1 @@
+"""Agents that drive the environment: strands-agents over litellm, and scripted agents."""

@@ -1,0 +1,1 @@
+"""The MANTRA generation pipeline: manual + tool schema -> validated suite."""

@@ -1,0 +1,58 @@
+from pathlib import Path
+
+import pytest
+
+from agents.models import ModelConfigError, expand_env, load_models, resolve_model
+
+
+def test_default_is_the_bundled_local_model() -> None:
+    config = resolve_model(None, env={})
+    assert config.alias == "local" and config.local_server
+
+
+def test_alias_expands_environment_variables() -> None:
+    config = resolve_model("qwen", env={"OLLAMA_BASE_URL": "http://gpu-box:11434", "MANTRA_QWEN_MODEL": "qwen3:14b"})
+    assert config.model == "ollama_chat/qwen3:14b"
+    assert config.api_base == "http://gpu-box:11434"
+    assert resolve_model("qwen", env={}).api_base == "http://localhost:11434"
+
+
+def test_any_litellm_string_is_accepted() -> None:
+    assert resolve_model("anthropic/claude-3-haiku", env={}).model == "anthropic/claude-3-haiku"
+
+
+def test_unknown_alias_suggests_the_closest() -> None:
+    with pytest.raises(ModelConfigError, match="unknown model 'qwn': did you mean 'qwen'"):
+        resolve_model("qwn", env={})
+
+
+def test_user_models_file_extends_and_overrides(tmp_path: Path) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_text("default: mine\nmodels:\n  mine:\n    model: openai/my-model\n    api_base: http://x/v1\n")
+    default, models = load_models(env={"MANTRA_MODELS_FILE": str(user)})
+    assert default == "mine" and "qwen" in models and models["mine"].api_base == "http://x/v1"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("models: [1, 2]", "expected a mapping"),
+        ("models:\n  bad:\n    api_base: x\n", "models.bad: model: Field required"),
+        ("models:\n  bad: just-a-string\n", "models.bad must be a mapping"),
+        ("models: {a: {model: x/y}}\n  - :", "not valid YAML"),
+    ],
+)
+def test_bad_user_models_file_names_the_problem(tmp_path: Path, content: str, message: str) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_text(content)
+    with pytest.raises(ModelConfigError, match=message):
+        load_models(env={"MANTRA_MODELS_FILE": str(user)})
+
+
+def test_missing_user_file() -> None:
+    with pytest.raises(ModelConfigError, match="cannot read it"):
+        load_models(env={"MANTRA_MODELS_FILE": "/nonexistent/models.yaml"})
+
+
+def test_expand_env() -> None:
+    assert expand_env("${A:-x}-${B}-${C:-}", {"B": "b"}) == "x-b-"
