@@ -1,0 +1,149 @@
+"""Property tests: round-trips of the three forms, and semantic laws of the check language."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graders import grade
+from mantra_env.checks import (
+    After,
+    Before,
+    Call,
+    Check,
+    Follows,
+    NoCall,
+    Or,
+    Precedes,
+    check_from_json,
+    check_to_json,
+    evaluate,
+    format_check,
+    parse_check,
+    values_equal,
+)
+from mantra_env.trace import Trace
+
+from .strategies import atoms, call_atoms, checks, json_values, traces
+
+settings.register_profile("mantra", max_examples=300, deadline=None)
+settings.load_profile("mantra")
+
+
+def holds(check: Check, trace: Trace) -> bool:
+    return evaluate(check, trace.index()).passed
+
+
+# -- an independent evaluator written straight from the docstring's quantifiers (O(n^2)) ----------------
+def _matches(atom: Call | NoCall, tool: str, args: dict[str, Any]) -> bool:
+    if tool != atom.tool:
+        return False
+    return all(name in args and values_equal(value, args[name]) for name, value in atom.args.items())
+
+
+def brute(check: Check, trace: Trace) -> bool:
+    steps = [(c.tool, c.args) for c in trace.calls]
+    m = lambda atom: [i for i, (t, a) in enumerate(steps) if _matches(atom, t, a)]  # noqa: E731
+    if isinstance(check, Call):
+        return bool(m(check))
+    if isinstance(check, NoCall):
+        return not m(check)
+    if isinstance(check, Or):
+        return brute(check.left, trace) or brute(check.right, trace)
+    if isinstance(check, After | Before):
+        target, anchor = m(check.target), m(check.anchor)
+        side = (lambda i, j: i < j) if isinstance(check, After) else (lambda i, j: i > j)
+        if isinstance(check.target, Call):
+            return all(any(side(i, j) for i in anchor) for j in target)
+        return not any(any(side(i, j) for i in anchor) for j in target)
+    if isinstance(check, Follows):
+        call, anchor = m(check.call), m(check.anchor)
+        return bool(call) and bool(anchor) and all(any(i < j for i in anchor) for j in call)
+    assert isinstance(check, Precedes)
+    call, anchor = m(check.call), m(check.anchor)
+    return bool(call) and bool(anchor) and all(any(j < i for j in call) for i in anchor)
+
+
+@given(checks(), traces())
+def test_evaluator_agrees_with_brute_force_definition(check: Check, trace: Trace) -> None:
+    assert holds(check, trace) == brute(check, trace)
+
+
+# -- round-trips --------------------------------------------------------------------------------------
+@given(checks())
+def test_ast_text_ast_round_trip(check: Check) -> None:
+    text = format_check(check)
+    assert parse_check(text) == check
+    assert format_check(parse_check(text)) == text
+
+
+@given(checks())
+def test_ast_json_ast_round_trip(check: Check) -> None:
+    data = check_to_json(check)
+    assert check_from_json(json.loads(json.dumps(data))) == check
+    assert check_from_json(format_check(check)) == check
+
+
+@given(json_values)
+def test_canonical_values_equal_themselves(value: Any) -> None:
+    pinned = Call(tool="t", args={"x": value}).args["x"]
+    assert values_equal(pinned, pinned)
+
+
+# -- semantic laws ------------------------------------------------------------------------------------
+@given(atoms(), traces())
+def test_no_call_is_negation_of_call(atom: Call | NoCall, trace: Trace) -> None:
+    call, no_call = Call(tool=atom.tool, args=atom.args), NoCall(tool=atom.tool, args=atom.args)
+    assert holds(no_call, trace) is not holds(call, trace)
+
+
+@given(checks(), checks(), checks(), traces())
+def test_or_is_commutative_associative_idempotent(a: Check, b: Check, c: Check, trace: Trace) -> None:
+    assert holds(Or(left=a, right=b), trace) == holds(Or(left=b, right=a), trace)
+    assert holds(Or(left=Or(left=a, right=b), right=c), trace) == holds(Or(left=a, right=Or(left=b, right=c)), trace)
+    assert holds(Or(left=a, right=a), trace) == holds(a, trace)
+
+
+@given(call_atoms(), call_atoms(), traces())
+def test_positive_obligations_imply_both_calls(a: Call, n: Call, trace: Trace) -> None:
+    for check in (Follows(call=a, anchor=n), Precedes(call=a, anchor=n)):
+        if holds(check, trace):
+            assert holds(a, trace) and holds(n, trace)
+
+
+@given(call_atoms(), call_atoms(), traces())
+def test_precedes_is_follows_flipped_and_follows_is_call_and_after(a: Call, n: Call, trace: Trace) -> None:
+    assert holds(Precedes(call=a, anchor=n), trace) == holds(Follows(call=n, anchor=a), trace)
+    assert holds(Follows(call=a, anchor=n), trace) == (holds(a, trace) and holds(After(target=a, anchor=n), trace))
+
+
+@given(atoms(), call_atoms(), traces())
+def test_conditionals_are_vacuous_when_target_absent(target: Call | NoCall, anchor: Call, trace: Trace) -> None:
+    if not holds(Call(tool=target.tool, args=target.args), trace):
+        assert holds(After(target=target, anchor=anchor), trace)
+        assert holds(Before(target=target, anchor=anchor), trace)
+    if not holds(anchor, trace) and isinstance(target, NoCall):
+        assert holds(After(target=target, anchor=anchor), trace)
+        assert holds(Before(target=target, anchor=anchor), trace)
+
+
+@given(atoms(), traces(), st.integers(0, 6))
+def test_passing_no_call_stays_passing_on_prefixes(atom: Call | NoCall, trace: Trace, cut: int) -> None:
+    no_call = NoCall(tool=atom.tool, args=atom.args)
+    prefix = Trace(calls=trace.calls[:cut])
+    if holds(no_call, trace):
+        assert holds(no_call, prefix)
+    if holds(Call(tool=atom.tool, args=atom.args), prefix):
+        assert holds(Call(tool=atom.tool, args=atom.args), trace)
+
+
+@given(st.lists(checks(), min_size=1, max_size=5), traces())
+def test_grade_is_deterministic_and_all_checks_decide(check_list: list[Check], trace: Trace) -> None:
+    first, second = grade(trace, check_list), grade(trace, check_list)
+    assert first.model_dump() == second.model_dump()
+    assert first.passed == all(v.passed for v in first.checks)
+    for verdict in first.checks:
+        assert (verdict.category is None) == verdict.passed
