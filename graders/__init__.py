@@ -1,7 +1,7 @@
-"""Grading: the deterministic trace grader and its verdicts (metrics and reports build on these)."""
+"""Grading: the deterministic trace grader, its verdicts, and success-rate statistics."""
 
 from graders.trace_grader import grade
-from mantra_env.verdict import CheckVerdict, Evidence, Verdict
-from mantra_env.checks import FailureCategory
+from mantra_env.checks import CheckOutcome, FailureCategory
+from mantra_env.verdict import VERDICT_ADAPTER, CheckVerdict, Verdict
 
-__all__ = ["CheckVerdict", "Evidence", "FailureCategory", "Verdict", "grade"]
+__all__ = ["VERDICT_ADAPTER", "CheckOutcome", "CheckVerdict", "FailureCategory", "Verdict", "grade"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from mantra_env.checks.ast import Call, NoCall
 from mantra_env.checks.semantics import TraceIndex
 
 ToolKind = Literal["read", "write"]
@@ -65,9 +67,9 @@ class Trace(BaseModel):
             final_answer=final_answer,
         )
 
-    def index(self) -> TraceIndex:
-        """The per-tool index the check semantics evaluates on."""
-        return TraceIndex([(call.tool, call.args) for call in self.calls])
+    def index(self, atoms: Sequence[Call | NoCall] = ()) -> TraceIndex:
+        """The index the check semantics evaluates on; ``atoms`` are matched up front in one pass."""
+        return TraceIndex(self.calls, atoms)
 
     def __len__(self) -> int:
         return len(self.calls)

@@ -1,43 +1,44 @@
-"""The grader's typed output: a verdict per case with per-check evidence."""
+"""The grader's typed output: a verdict per case with per-check evidence.
+
+These are slotted dataclasses rather than pydantic models (and not frozen ones: treat them as immutable)
+because the grader builds eleven of them per graded trace and must grade tens of thousands of traces per
+second; :data:`VERDICT_ADAPTER` gives them a JSON form, a JSON schema and validation when they are read back.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
 
-from mantra_env.checks import FailureCategory
+from pydantic import TypeAdapter
 
-
-class Evidence(BaseModel):
-    """Why a check passed or failed: which steps matched each role and which step violated it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    matched_steps: dict[str, list[int]] = Field(default_factory=dict)
-    violating_step: int | None = None
-    explanation: str = ""
-    branches: list[Evidence] = Field(default_factory=list, description="Per-operand evidence of an OR.")
-    branch_categories: list[FailureCategory | None] = Field(default_factory=list)
+from mantra_env.checks.semantics import CheckOutcome, FailureCategory
 
 
-class CheckVerdict(BaseModel):
-    """The verdict of one check on one trace."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(slots=True)
+class CheckVerdict:
+    """The verdict of one check on one trace: the check, and its outcome with evidence."""
 
     check_id: str
-    check: str = Field(description="The check in canonical text form.")
-    passed: bool
-    category: FailureCategory | None = Field(default=None, description="Failure category (None if passed).")
-    evidence: Evidence
+    check: str
+    """The check in canonical text form."""
+    evidence: CheckOutcome
+    """Pass/fail, failure category, matched steps per role, violating step, explanation, OR branches."""
+
+    @property
+    def passed(self) -> bool:
+        return self.evidence.passed
+
+    @property
+    def category(self) -> FailureCategory | None:
+        return self.evidence.category
 
 
-class Verdict(BaseModel):
+@dataclass(slots=True)
+class Verdict:
     """A case passes iff every check passes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     passed: bool
-    checks: list[CheckVerdict]
+    checks: tuple[CheckVerdict, ...]
 
     @property
     def passed_count(self) -> int:
@@ -49,3 +50,10 @@ class Verdict(BaseModel):
 
     def failures(self) -> list[CheckVerdict]:
         return [verdict for verdict in self.checks if not verdict.passed]
+
+    def to_json(self) -> str:
+        return VERDICT_ADAPTER.dump_json(self).decode()
+
+
+VERDICT_ADAPTER: TypeAdapter[Verdict] = TypeAdapter(Verdict)
+OUTCOME_ADAPTER: TypeAdapter[CheckOutcome] = TypeAdapter(CheckOutcome)

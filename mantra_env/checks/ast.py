@@ -7,8 +7,10 @@ well-formed check looks like. Argument values are canonicalised on construction 
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from functools import cached_property
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
@@ -53,6 +55,18 @@ def canonical_value(value: Any, where: str = "value") -> JsonValue:
 class _Node(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    @cached_property
+    def text(self) -> str:
+        """The canonical text form (computed once per node: the grader prints every check it grades)."""
+        from mantra_env.checks.text import format_check  # text.py imports this module
+
+        return format_check(self)  # type: ignore[arg-type]
+
+    @cached_property
+    def atoms(self) -> tuple[Call | NoCall, ...]:
+        """Every atom of this check, anchors included, left to right."""
+        return tuple(atoms(self))  # type: ignore[arg-type]
+
 
 class _AtomBase(_Node):
     tool: str = Field(description="Tool name.")
@@ -60,6 +74,16 @@ class _AtomBase(_Node):
         default_factory=dict,
         description="Partial argument map: only these arguments are compared; missing ones are wildcards.",
     )
+
+    @cached_property
+    def pinned(self) -> tuple[tuple[str, JsonValue], ...]:
+        """The pinned arguments as a tuple, so matching iterates a tuple instead of a dict view."""
+        return tuple(self.args.items())
+
+    @cached_property
+    def match_key(self) -> str:
+        """Identifies the set of calls this atom matches (the same for CALL and NO-CALL of one tool and args)."""
+        return self.tool + json.dumps(self.args, sort_keys=True, ensure_ascii=False)
 
     @field_validator("tool")
     @classmethod

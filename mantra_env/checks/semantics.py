@@ -71,10 +71,10 @@ Evidence
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from mantra_env.checks.ast import After, Before, Call, Check, Follows, NoCall, Or, Precedes
 
@@ -125,32 +125,66 @@ def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
     return True
 
 
+class CallLike(Protocol):
+    """What the semantics needs of a trace step: the tool name and the argument object."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+
+
+def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` match the pinned pairs (``args_match``, with the common scalar cases inlined)."""
+    for name, value in pinned:
+        got = args.get(name, _MISSING)
+        kind = type(value)
+        if kind is str:
+            if type(got) is not str or (got != value and got.strip() != value):
+                return False
+        elif kind is int and type(got) is int:
+            if got != value:
+                return False
+        elif not values_equal(value, got):
+            return False
+    return True
+
+
 class TraceIndex:
-    """Steps of a trace grouped by tool, built once per trace so each atom scans only its own tool's calls."""
+    """The steps matching each atom of a trace, computed lazily per atom and memoised (atoms recur across the
+    checks of a case). ``atoms`` may name atoms to match in one pass over the trace up front."""
 
-    __slots__ = ("by_tool", "length")
+    __slots__ = ("_calls", "_memo", "length")
 
-    def __init__(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        by_tool: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
-        for step, (tool, args) in enumerate(calls):
-            by_tool.setdefault(tool, []).append((step, args))
-        self.by_tool = by_tool
+    def __init__(self, calls: Sequence[CallLike], atoms: Sequence[Call | NoCall] = ()) -> None:
+        self._calls = calls
         self.length = len(calls)
+        self._memo: dict[str, tuple[int, ...]] = {}
+        if atoms:
+            from mantra_env.checks.matching import match_all  # matching.py imports this module
+
+            self._memo.update(match_all(atoms, calls))
 
     def matches(self, atom: Call | NoCall) -> tuple[int, ...]:
         """Steps matching ``atom``, ascending."""
-        calls = self.by_tool.get(atom.tool)
-        if not calls:
-            return ()
-        pinned = atom.args
-        if not pinned:
-            return tuple(step for step, _ in calls)
-        return tuple(step for step, args in calls if args_match(pinned, args))
+        cached = self._memo.get(atom.match_key)
+        if cached is None:
+            tool, pinned = atom.tool, atom.pinned
+            cached = tuple(
+                step for step, call in enumerate(self._calls) if call.tool == tool and _scan(pinned, call.args)
+            )
+            self._memo[atom.match_key] = cached
+        return cached
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CheckOutcome:
-    """The result of evaluating one check on one trace, with its evidence."""
+    """The result of evaluating one check on one trace, with its evidence.
+
+    Treat as immutable. It is not a frozen dataclass only because frozen construction is three times slower and
+    the grader builds one per check per graded trace.
+    """
 
     passed: bool
     category: FailureCategory | None = None
@@ -168,35 +202,32 @@ def _fail(
 
 def evaluate(check: Check, index: TraceIndex) -> CheckOutcome:
     """Evaluate ``check`` on the trace behind ``index`` (the reference semantics, with evidence)."""
-    if isinstance(check, Call):
-        steps = index.matches(check)
-        if steps:
-            return CheckOutcome(True, matched={"call": steps})
-        return _fail(FailureCategory.MISSING_REQUIRED_CALL, {"call": ()}, f"{check.tool} was never called")
-    if isinstance(check, NoCall):
-        steps = index.matches(check)
-        if not steps:
-            return CheckOutcome(True, matched={"call": ()})
-        return _fail(
-            FailureCategory.FORBIDDEN_CALL,
-            {"call": steps},
-            f"forbidden call to {check.tool} at step {steps[0]}",
-            steps[0],
-        )
-    if isinstance(check, Or):
-        left = evaluate(check.left, index)
-        right = evaluate(check.right, index)
-        if left.passed or right.passed:
-            return CheckOutcome(True, branches=(left, right))
-        return CheckOutcome(
-            False,
-            FailureCategory.OR_ALL_BRANCHES_FAILED,
-            explanation="no branch of the OR holds",
-            branches=(left, right),
-        )
-    if isinstance(check, After | Before):
-        return _conditional(check, index)
-    return _obligation(check, index)
+    return _EVALUATORS[type(check)](check, index)
+
+
+def _call(check: Call, index: TraceIndex) -> CheckOutcome:
+    steps = index.matches(check)
+    if steps:
+        return CheckOutcome(True, matched={"call": steps})
+    return _fail(FailureCategory.MISSING_REQUIRED_CALL, {"call": ()}, f"{check.tool} was never called")
+
+
+def _no_call(check: NoCall, index: TraceIndex) -> CheckOutcome:
+    steps = index.matches(check)
+    if not steps:
+        return CheckOutcome(True, matched={"call": ()})
+    explanation = f"forbidden call to {check.tool} at step {steps[0]}"
+    return _fail(FailureCategory.FORBIDDEN_CALL, {"call": steps}, explanation, steps[0])
+
+
+def _or(check: Or, index: TraceIndex) -> CheckOutcome:
+    left = evaluate(check.left, index)
+    right = evaluate(check.right, index)
+    if left.passed or right.passed:
+        return CheckOutcome(True, branches=(left, right))
+    return CheckOutcome(
+        False, FailureCategory.OR_ALL_BRANCHES_FAILED, explanation="no branch of the OR holds", branches=(left, right)
+    )
 
 
 def _conditional(check: After | Before, index: TraceIndex) -> CheckOutcome:
@@ -258,3 +289,15 @@ def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
         f"{later_atom.tool} at step {later[0]} comes before any {earlier_atom.tool}",
         later[0],
     )
+
+
+# One handler per node class (a test asserts every node class has one).
+_EVALUATORS: dict[type, Callable[[Any, TraceIndex], CheckOutcome]] = {
+    Call: _call,
+    NoCall: _no_call,
+    Or: _or,
+    After: _conditional,
+    Before: _conditional,
+    Follows: _obligation,
+    Precedes: _obligation,
+}

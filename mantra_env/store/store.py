@@ -16,6 +16,7 @@ import duckdb
 from mantra_env.errors import MantraError
 from mantra_env.store.migrations import MIGRATIONS
 from mantra_env.store.records import EpisodeRecord, RunRecord
+from mantra_env.verdict import OUTCOME_ADAPTER
 
 DEFAULT_DB = Path("results") / "mantra.duckdb"
 
@@ -129,7 +130,7 @@ class RolloutStore:
                     episode.error_kind,
                     episode.error,
                     trace.final_answer,
-                    verdict.model_dump_json() if verdict else None,
+                    verdict.to_json() if verdict else None,
                     _json(episode.messages),
                     episode.started_at,
                     episode.finished_at,
@@ -164,7 +165,7 @@ class RolloutStore:
                             check.check,
                             check.passed,
                             check.category.value if check.category else None,
-                            check.evidence.model_dump_json(),
+                            OUTCOME_ADAPTER.dump_json(check.evidence).decode(),
                         ]
                         for check in verdict.checks
                     ],

@@ -36,7 +36,7 @@ def outcomes(trace: Trace, checks: list) -> list[tuple[bool, FailureCategory | N
 def test_case1_compliant_trace_passes() -> None:
     verdict = grade(Trace.of(INVENTORY, PICKER), CASE1)
     assert verdict.passed
-    assert verdict.checks[2].evidence.matched_steps == {"call": [0], "anchor": [1]}
+    assert verdict.checks[2].evidence.matched == {"call": (0,), "anchor": (1,)}
 
 
 def test_case1_compliant_with_extra_reads_and_extra_args_passes() -> None:
@@ -58,7 +58,7 @@ def test_case1_skipping_check_inventory_fails_with_missing_call() -> None:
         (True, None),
     ]
     assert verdict.checks[0].evidence.violating_step is None
-    assert verdict.checks[2].evidence.matched_steps == {"call": [], "anchor": [0]}
+    assert verdict.checks[2].evidence.matched == {"call": (), "anchor": (0,)}
 
 
 def test_case1_purchase_order_for_in_stock_item_is_forbidden() -> None:
@@ -69,7 +69,7 @@ def test_case1_purchase_order_for_in_stock_item_is_forbidden() -> None:
     assert [f.check_id for f in failed] == ["c3"]
     assert failed[0].category is FailureCategory.FORBIDDEN_CALL
     assert failed[0].evidence.violating_step == 1
-    assert failed[0].evidence.matched_steps == {"call": [1]}
+    assert failed[0].evidence.matched == {"call": (1,)}
 
 
 def test_case1_picker_before_inventory_is_an_ordering_violation() -> None:
@@ -77,7 +77,7 @@ def test_case1_picker_before_inventory_is_an_ordering_violation() -> None:
     failed = verdict.failures()
     assert [(f.check_id, f.category) for f in failed] == [("c2", FailureCategory.ORDERING_VIOLATION)]
     assert failed[0].evidence.violating_step == 0
-    assert failed[0].evidence.matched_steps == {"call": [1], "anchor": [0]}
+    assert failed[0].evidence.matched == {"call": (1,), "anchor": (0,)}
 
 
 def test_case1_picker_before_and_after_inventory_still_violates_precedes() -> None:

@@ -143,7 +143,33 @@ def test_passing_no_call_stays_passing_on_prefixes(atom: Call | NoCall, trace: T
 @given(st.lists(checks(), min_size=1, max_size=5), traces())
 def test_grade_is_deterministic_and_all_checks_decide(check_list: list[Check], trace: Trace) -> None:
     first, second = grade(trace, check_list), grade(trace, check_list)
-    assert first.model_dump() == second.model_dump()
+    assert first == second and first.to_json() == second.to_json()
     assert first.passed == all(v.passed for v in first.checks)
     for verdict in first.checks:
         assert (verdict.category is None) == verdict.passed
+
+
+@given(st.lists(atoms(), min_size=1, max_size=6), traces(8))
+def test_compiled_one_pass_matching_agrees_with_lazy_matching(atom_list: list[Call | NoCall], trace: Trace) -> None:
+    compiled, lazy = trace.index(atom_list), trace.index()
+    for atom in atom_list:
+        assert compiled.matches(atom) == lazy.matches(atom)
+
+
+def test_every_node_class_has_an_evaluator_and_a_printer() -> None:
+    from mantra_env.checks import NODE_TYPES
+    from mantra_env.checks.semantics import _EVALUATORS
+
+    assert set(_EVALUATORS) == set(NODE_TYPES)
+    samples = {
+        Call: Call(tool="a"),
+        NoCall: NoCall(tool="a"),
+        Or: Or(left=Call(tool="a"), right=Call(tool="b")),
+        After: After(target=NoCall(tool="a"), anchor=Call(tool="b")),
+        Before: Before(target=Call(tool="a"), anchor=Call(tool="b")),
+        Follows: Follows(call=Call(tool="a"), anchor=Call(tool="b")),
+        Precedes: Precedes(call=Call(tool="a"), anchor=Call(tool="b")),
+    }
+    assert set(samples) == set(NODE_TYPES)
+    for node in samples.values():
+        assert parse_check(format_check(node)) == node

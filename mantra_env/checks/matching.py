@@ -1,0 +1,79 @@
+"""Compiled atom matching: one pass over a trace finds the steps matching every atom of a check set.
+
+This is an optimisation of :func:`mantra_env.checks.semantics.args_match`, not a second definition: the
+generated code inlines the scalar cases of ``values_equal`` and calls ``values_equal`` itself for lists and
+objects, and a property test asserts it agrees with the lazy path on random atoms and traces. Grading is
+on the hot path of evaluation and RL loops; a generated ``if`` chain avoids a Python function call per
+(call, atom) pair, which is most of the cost of grading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import JsonValue
+
+from mantra_env.checks.ast import Call, NoCall
+from mantra_env.checks.semantics import CallLike, values_equal
+
+_MISSING = object()
+_CACHE: dict[tuple[str, ...], tuple[tuple[str, ...], Callable[[Sequence[Any]], tuple[list[int], ...]]]] = {}
+_CACHE_LIMIT = 4096
+
+
+def _condition(name: str, value: JsonValue, constants: dict[str, Any]) -> str:
+    got = f"(v := a.get({name!r}, M))"
+    if isinstance(value, bool):
+        return f"{got} is {value!r}"
+    if value is None:
+        return f"{got} is None"
+    if isinstance(value, str):
+        return f"({got}.__class__ is str and (v == {value!r} or v.strip() == {value!r}))"
+    if isinstance(value, int | float):
+        return f"({got}.__class__ in NUM and v == {value!r})"
+    slot = f"C{len(constants)}"
+    constants[slot] = value
+    return f"EQ({slot}, {got})"
+
+
+def _compile(
+    atoms: Sequence[Call | NoCall],
+) -> tuple[tuple[str, ...], Callable[[Sequence[Any]], tuple[list[int], ...]]]:
+    keys: list[str] = []
+    by_tool: dict[str, list[tuple[int, Call | NoCall]]] = {}
+    for atom in atoms:
+        if atom.match_key in keys:
+            continue
+        by_tool.setdefault(atom.tool, []).append((len(keys), atom))
+        keys.append(atom.match_key)
+    constants: dict[str, Any] = {}
+    lines = ["def run(calls):", f"    found = tuple([] for _ in range({len(keys)}))"]
+    lines.append("    for step, call in enumerate(calls):")
+    lines.append("        t = call.tool")
+    for position, (tool, slots) in enumerate(by_tool.items()):
+        lines.append(f"        {'if' if position == 0 else 'elif'} t == {tool!r}:")
+        lines.append("            a = call.args")
+        for slot, atom in slots:
+            if atom.args:
+                test = " and ".join(_condition(name, value, constants) for name, value in atom.args.items())
+                lines.append(f"            if {test}:")
+                lines.append(f"                found[{slot}].append(step)")
+            else:
+                lines.append(f"            found[{slot}].append(step)")
+    lines.append("    return found")
+    namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, **constants}
+    exec(compile("\n".join(lines), "<compiled check atoms>", "exec"), namespace)
+    return tuple(keys), namespace["run"]
+
+
+def match_all(atoms: Sequence[Call | NoCall], calls: Sequence[CallLike]) -> dict[str, tuple[int, ...]]:
+    """Steps matching each atom (keyed by ``match_key``) in one pass over ``calls``."""
+    signature = tuple(atom.match_key for atom in atoms)
+    compiled = _CACHE.get(signature)
+    if compiled is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        compiled = _CACHE[signature] = _compile(atoms)
+    keys, run = compiled
+    return dict(zip(keys, map(tuple, run(calls)), strict=True))
