@@ -15,6 +15,7 @@ from pydantic import BaseModel, TypeAdapter
 from mantra_env.case import SCHEMA_VERSION, Case, SuiteManifest
 from mantra_env.checks import Check
 from mantra_env.trace import Trace
+from mantra_env.verdict import VERDICT_ADAPTER
 
 SCHEMA_DIR = Path(__file__).parent
 
@@ -23,6 +24,7 @@ EXPORTED: dict[str, type[BaseModel] | TypeAdapter[Any]] = {
     "suite-manifest": SuiteManifest,
     "check": TypeAdapter(Check),
     "trace": Trace,
+    "verdict": VERDICT_ADAPTER,
 }
 
 

@@ -1,0 +1,47 @@
+from pathlib import Path
+
+import pytest
+
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest, load_suite, write_suite
+from mantra_env.checks import parse_check
+
+
+def _suite() -> Suite:
+    cases = [
+        Case(
+            id=f"ops-{i}",
+            domain="operations",
+            scenario=Scenario(prompt="Get 1 monitor.", external={"in_stock": True}, internal={"pending": True}),
+            checks=[
+                CaseCheck(id="c1", check=parse_check('CALL check_inventory(item_name="Dell UltraSharp U2723QE")')),
+                CaseCheck(id="c2", check="NO-CALL create_purchase_order()", author="human"),  # type: ignore[arg-type]
+            ],
+            world_model="(model (var in_stock Bool))",
+            relevant_tools=["check_inventory", "create_purchase_order"],
+            database_patch=[{"op": "set", "path": "items.HWM2741.stock", "value": 4}],
+        )
+        for i in range(3)
+    ]
+    return Suite(manifest=SuiteManifest(name="ops", domain="operations", case_count=3), cases=cases)
+
+
+def test_suite_round_trips_through_jsonl(tmp_path: Path) -> None:
+    suite = _suite()
+    write_suite(suite, tmp_path / "ops")
+    assert load_suite(tmp_path / "ops") == suite
+    lines = (tmp_path / "ops" / "suite.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and '"op":"no_call"' in lines[0]
+
+
+def test_case_lookup_by_id_and_index() -> None:
+    suite = _suite()
+    assert suite.case(1).id == "ops-1" and suite.case("ops-2").id == "ops-2" and suite.case(-1).id == "ops-2"
+    with pytest.raises(KeyError, match="has no case 'ops-9'; its cases include: ops-0, ops-1, ops-2"):
+        suite.case("ops-9")
+    with pytest.raises(IndexError, match="has 3 cases; index 3 is out of range"):
+        suite.case(3)
+
+
+def test_check_text_property_is_canonical() -> None:
+    entry = CaseCheck(id="c", check="check_inventory PRECEDES assign_warehouse_picker")  # type: ignore[arg-type]
+    assert entry.text == "CALL check_inventory() PRECEDES CALL assign_warehouse_picker()"
