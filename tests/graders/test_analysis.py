@@ -1,0 +1,84 @@
+"""Analysis over stored rows, against hand-computed values."""
+
+import math
+
+import pytest
+
+from graders import grade
+from graders.analysis import failure_categories, summarize_run, top_tools_per_category
+from graders.metrics import pass_at_k, pass_hat_k
+from mantra_env.checks import parse_check
+from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, Usage
+from mantra_env.trace import ToolCall, Trace
+
+CHECKS = [
+    parse_check("CALL check_inventory() PRECEDES CALL assign_picker()"),
+    parse_check("NO-CALL create_po()"),
+]
+KINDS = {"check_inventory": "read", "assign_picker": "write", "create_po": "write"}
+GOOD = ["check_inventory", "assign_picker"]
+WRITE_FIRST = ["assign_picker", "check_inventory"]  # ordering violation, premature write
+FORBIDDEN = ["check_inventory", "create_po"]  # forbidden call + missing anchor
+
+
+def episode(case: str, attempt: int, tools: list[str] | None, run: str = "r1") -> EpisodeRecord:
+    if tools is None:
+        return EpisodeRecord(run_id=run, case_id=case, attempt=attempt, status="error", error_kind="timeout")
+    trace = Trace(calls=tuple(ToolCall(step=i, tool=t, kind=KINDS[t]) for i, t in enumerate(tools)))  # type: ignore[arg-type]
+    verdict = grade(trace, CHECKS)
+    return EpisodeRecord(run_id=run, case_id=case, attempt=attempt, status="passed" if verdict.passed else "failed",
+                         verdict=verdict, trace=trace, usage=Usage(input_tokens=100, output_tokens=10))  # fmt: skip
+
+
+@pytest.fixture
+def store() -> RolloutStore:
+    store = RolloutStore(":memory:")
+    store.start_run(RunRecord(run_id="r1", suite="ops", model="m", agent="a"))
+    # case A: 2/2 pass; case B: 1 pass, 1 premature write, 1 infrastructure error; case C: forbidden, empty
+    for record in [
+        episode("A", 0, GOOD), episode("A", 1, GOOD),
+        episode("B", 0, GOOD), episode("B", 1, WRITE_FIRST), episode("B", 2, None),
+        episode("C", 0, FORBIDDEN), episode("C", 1, []),
+    ]:  # fmt: skip
+        store.record_episode(record)
+    return store
+
+
+def test_summary_matches_hand_computation(store: RolloutStore) -> None:
+    summary = summarize_run(store, "r1", k=2)
+    assert (summary.tasks, summary.attempts, summary.scored, summary.errors) == (3, 7, 6, 1)
+    assert summary.pass_at_1.value == pytest.approx((1 + 0.5 + 0) / 3)
+    assert summary.pass_at_k.value == pytest.approx(pass_at_k([(2, 2), (2, 1), (2, 0)], 2))
+    assert summary.pass_hat_k.value == pytest.approx(pass_hat_k([(2, 2), (2, 1), (2, 0)], 2))
+    assert summary.premature_write_rate == pytest.approx(1 / 6)
+    assert summary.empty_trace_rate == pytest.approx(1 / 6)
+    assert summary.crash_rate == pytest.approx(1 / 7)
+    assert summary.read_calls_per_pass == 1.0
+    assert summary.mean_steps == pytest.approx((2 + 2 + 2 + 2 + 2 + 0) / 6)
+
+
+def test_pass_at_k_is_nan_when_a_task_has_too_few_scored_attempts(store: RolloutStore) -> None:
+    summary = summarize_run(store, "r1", k=3)
+    assert math.isnan(summary.pass_at_k.value) and math.isnan(summary.pass_hat_k.value)
+    assert not math.isnan(summary.pass_at_1.value)
+
+
+def test_failure_categories_by_hand(store: RolloutStore) -> None:
+    counts = {(c.category, c.count) for c in failure_categories(store)}
+    # WRITE_FIRST: ordering; FORBIDDEN: missing anchor (assign never called) + forbidden call;
+    # empty trace: missing required call.
+    assert counts == {
+        ("ordering_violation", 1), ("missing_anchor", 1), ("forbidden_call", 1), ("missing_required_call", 1)
+    }  # fmt: skip
+    assert sum(c.share for c in failure_categories(store)) == pytest.approx(1.0)
+
+
+def test_top_tools_per_category(store: RolloutStore) -> None:
+    tools = top_tools_per_category(store)
+    assert ("ops", "forbidden_call", "create_po", 1) in tools
+    assert ("ops", "missing_required_call", "check_inventory", 1) in tools
+
+
+def test_unknown_run(store: RolloutStore) -> None:
+    with pytest.raises(KeyError, match="no run 'nope'"):
+        summarize_run(store, "nope")
