@@ -1,12 +1,15 @@
 """Grader throughput: 20-call traces graded against 10 mixed checks, on one core.
 
-Run: ``.venv/bin/python benchmarks/grader.py [--traces N]``. Target: >= 20,000 traces/s.
+Run: ``.venv/bin/python benchmarks/grader.py [--traces N] [--repeats R]``. Target: >= 20,000 traces/s.
+Reports the best and the median of R repeats (CPU time of this process): this machine is noisy, and the best
+repeat is the least disturbed measurement of the same work.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 
 from graders import grade
@@ -49,20 +52,25 @@ def make_traces(count: int, length: int, seed: int) -> list[Trace]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--traces", type=int, default=20_000)
+    parser.add_argument("--traces", type=int, default=10_000)
     parser.add_argument("--length", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     traces = make_traces(args.traces, args.length, seed=7)
-    for trace in traces[:200]:  # warm-up
+    for trace in traces[:200]:  # warm-up: compiles the check set's matcher once
         grade(trace, CHECKS)
+    rates = []
     passed = 0
-    start = time.process_time()
-    for trace in traces:
-        passed += grade(trace, CHECKS).passed
-    elapsed = time.process_time() - start
-    rate = len(traces) / elapsed
-    print(f"graded {len(traces)} traces of {args.length} calls against {len(CHECKS)} checks in {elapsed:.2f} s CPU")
-    print(f"throughput: {rate:,.0f} traces/s on one core (target >= 20,000; {rate / 20_000:.2f}x target)")
+    for _ in range(args.repeats):
+        passed = 0
+        start = time.process_time()
+        for trace in traces:
+            passed += grade(trace, CHECKS).passed
+        rates.append(len(traces) / (time.process_time() - start))
+    best, median = max(rates), statistics.median(rates)
+    print(f"graded {len(traces)} traces of {args.length} calls against {len(CHECKS)} checks, {args.repeats} repeats")
+    print(f"throughput: best {best:,.0f} traces/s, median {median:,.0f} traces/s on one core (CPU time)")
+    print(f"target >= 20,000 traces/s: best is {best / 20_000:.2f}x, median {median / 20_000:.2f}x the target")
     print(f"({passed} traces passed every check)")
 
 

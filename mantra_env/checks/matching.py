@@ -18,7 +18,8 @@ from mantra_env.checks.ast import Call, NoCall
 from mantra_env.checks.semantics import CallLike, values_equal
 
 _MISSING = object()
-_CACHE: dict[tuple[str, ...], tuple[tuple[str, ...], Callable[[Sequence[Any]], tuple[list[int], ...]]]] = {}
+_Matcher = Callable[[Sequence[CallLike]], dict[str, tuple[int, ...]]]
+_CACHE: dict[tuple[str, ...], _Matcher] = {}
 _CACHE_LIMIT = 4096
 
 
@@ -37,9 +38,7 @@ def _condition(name: str, value: JsonValue, constants: dict[str, Any]) -> str:
     return f"EQ({slot}, {got})"
 
 
-def _compile(
-    atoms: Sequence[Call | NoCall],
-) -> tuple[tuple[str, ...], Callable[[Sequence[Any]], tuple[list[int], ...]]]:
+def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
     keys: list[str] = []
     by_tool: dict[str, list[tuple[int, Call | NoCall]]] = {}
     for atom in atoms:
@@ -61,10 +60,12 @@ def _compile(
                 lines.append(f"                found[{slot}].append(step)")
             else:
                 lines.append(f"            found[{slot}].append(step)")
-    lines.append("    return found")
+    lines.append("    return {" + ", ".join(f"K{slot}: tuple(found[{slot}])" for slot in range(len(keys))) + "}")
     namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, **constants}
+    namespace.update({f"K{slot}": key for slot, key in enumerate(keys)})
     exec(compile("\n".join(lines), "<compiled check atoms>", "exec"), namespace)
-    return tuple(keys), namespace["run"]
+    run: _Matcher = namespace["run"]
+    return run
 
 
 def match_all(atoms: Sequence[Call | NoCall], calls: Sequence[CallLike]) -> dict[str, tuple[int, ...]]:
@@ -75,5 +76,4 @@ def match_all(atoms: Sequence[Call | NoCall], calls: Sequence[CallLike]) -> dict
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
         compiled = _CACHE[signature] = _compile(atoms)
-    keys, run = compiled
-    return dict(zip(keys, map(tuple, run(calls)), strict=True))
+    return compiled(calls)

@@ -71,6 +71,7 @@ Evidence
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -164,7 +165,7 @@ class TraceIndex:
         if atoms:
             from mantra_env.checks.matching import match_all  # matching.py imports this module
 
-            self._memo.update(match_all(atoms, calls))
+            self._memo = match_all(atoms, calls)
 
     def matches(self, atom: Call | NoCall) -> tuple[int, ...]:
         """Steps matching ``atom``, ascending."""
@@ -194,12 +195,6 @@ class CheckOutcome:
     branches: tuple[CheckOutcome, ...] = ()
 
 
-def _fail(
-    category: FailureCategory, matched: dict[str, tuple[int, ...]], explanation: str, step: int | None = None
-) -> CheckOutcome:
-    return CheckOutcome(False, category, matched, step, explanation)
-
-
 def evaluate(check: Check, index: TraceIndex) -> CheckOutcome:
     """Evaluate ``check`` on the trace behind ``index`` (the reference semantics, with evidence)."""
     return _EVALUATORS[type(check)](check, index)
@@ -208,16 +203,17 @@ def evaluate(check: Check, index: TraceIndex) -> CheckOutcome:
 def _call(check: Call, index: TraceIndex) -> CheckOutcome:
     steps = index.matches(check)
     if steps:
-        return CheckOutcome(True, matched={"call": steps})
-    return _fail(FailureCategory.MISSING_REQUIRED_CALL, {"call": ()}, f"{check.tool} was never called")
+        return CheckOutcome(True, None, {"call": steps})
+    return CheckOutcome(False, _MISSING_CALL, {"call": ()}, None, f"{check.tool} was never called")
 
 
 def _no_call(check: NoCall, index: TraceIndex) -> CheckOutcome:
     steps = index.matches(check)
     if not steps:
-        return CheckOutcome(True, matched={"call": ()})
-    explanation = f"forbidden call to {check.tool} at step {steps[0]}"
-    return _fail(FailureCategory.FORBIDDEN_CALL, {"call": steps}, explanation, steps[0])
+        return CheckOutcome(True, None, {"call": ()})
+    return CheckOutcome(
+        False, _FORBIDDEN, {"call": steps}, steps[0], f"forbidden call to {check.tool} at step {steps[0]}"
+    )
 
 
 def _or(check: Or, index: TraceIndex) -> CheckOutcome:
@@ -230,41 +226,54 @@ def _or(check: Or, index: TraceIndex) -> CheckOutcome:
     )
 
 
-def _conditional(check: After | Before, index: TraceIndex) -> CheckOutcome:
+def _missing_anchor(check: After | Before, matched: dict[str, tuple[int, ...]], step: int) -> CheckOutcome:
+    explanation = f"{check.target.tool} was called but anchor {check.anchor.tool} never was"
+    return CheckOutcome(False, _MISSING_ANCHOR, matched, step, explanation)
+
+
+def _after(check: After, index: TraceIndex) -> CheckOutcome:
     target = index.matches(check.target)
     anchor = index.matches(check.anchor)
     matched = {"target": target, "anchor": anchor}
-    after = isinstance(check, After)
-    word = "after" if after else "before"
-    if not target or not anchor:
-        if isinstance(check.target, NoCall) or not target:
-            return CheckOutcome(True, matched=matched)
-        return _fail(
-            FailureCategory.MISSING_ANCHOR,
-            matched,
-            f"{check.target.tool} was called but anchor {check.anchor.tool} never was",
-            target[0],
-        )
-    if isinstance(check.target, NoCall):
-        # Forbidden: a target step on the anchor's forbidden side.
-        bad = [j for j in target if j > anchor[0]] if after else [j for j in target if j < anchor[-1]]
-        if not bad:
-            return CheckOutcome(True, matched=matched)
-        return _fail(
-            FailureCategory.FORBIDDEN_CALL,
-            matched,
-            f"{check.target.tool} was called at step {bad[0]}, {word} {check.anchor.tool}, which is forbidden",
-            bad[0],
-        )
-    late = [j for j in target if j <= anchor[0]] if after else [j for j in target if j >= anchor[-1]]
-    if not late:
-        return CheckOutcome(True, matched=matched)
-    return _fail(
-        FailureCategory.ORDERING_VIOLATION,
-        matched,
-        f"{check.target.tool} at step {late[0]} has no {check.anchor.tool} {'before' if after else 'after'} it",
-        late[0],
-    )
+    if not target:
+        return CheckOutcome(True, None, matched)
+    forbid = check.target.op == "no_call"
+    if not anchor:
+        return CheckOutcome(True, None, matched) if forbid else _missing_anchor(check, matched, target[0])
+    if forbid:  # nothing matching the target after the first anchor
+        first_bad = bisect_right(target, anchor[0])
+        if first_bad == len(target):
+            return CheckOutcome(True, None, matched)
+        step = target[first_bad]
+        explanation = f"{check.target.tool} was called at step {step}, after {check.anchor.tool}, which is forbidden"
+        return CheckOutcome(False, _FORBIDDEN, matched, step, explanation)
+    if target[0] > anchor[0]:  # every target occurrence has an anchor before it
+        return CheckOutcome(True, None, matched)
+    step = target[0]
+    explanation = f"{check.target.tool} at step {step} has no {check.anchor.tool} before it"
+    return CheckOutcome(False, _ORDERING, matched, step, explanation)
+
+
+def _before(check: Before, index: TraceIndex) -> CheckOutcome:
+    target = index.matches(check.target)
+    anchor = index.matches(check.anchor)
+    matched = {"target": target, "anchor": anchor}
+    if not target:
+        return CheckOutcome(True, None, matched)
+    forbid = check.target.op == "no_call"
+    if not anchor:
+        return CheckOutcome(True, None, matched) if forbid else _missing_anchor(check, matched, target[0])
+    if forbid:  # nothing matching the target before the last anchor
+        if target[0] >= anchor[-1]:
+            return CheckOutcome(True, None, matched)
+        step = target[0]
+        explanation = f"{check.target.tool} was called at step {step}, before {check.anchor.tool}, which is forbidden"
+        return CheckOutcome(False, _FORBIDDEN, matched, step, explanation)
+    if target[-1] < anchor[-1]:  # every target occurrence has an anchor after it
+        return CheckOutcome(True, None, matched)
+    step = target[bisect_left(target, anchor[-1])]
+    explanation = f"{check.target.tool} at step {step} has no {check.anchor.tool} after it"
+    return CheckOutcome(False, _ORDERING, matched, step, explanation)
 
 
 def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
@@ -272,32 +281,32 @@ def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
     anchor = index.matches(check.anchor)
     matched = {"call": first, "anchor": anchor}
     if not first:
-        return _fail(FailureCategory.MISSING_REQUIRED_CALL, matched, f"{check.call.tool} was never called")
+        return CheckOutcome(False, _MISSING_CALL, matched, None, f"{check.call.tool} was never called")
     if not anchor:
-        return _fail(FailureCategory.MISSING_ANCHOR, matched, f"anchor {check.anchor.tool} was never called")
+        return CheckOutcome(False, _MISSING_ANCHOR, matched, None, f"anchor {check.anchor.tool} was never called")
     # FOLLOWS: the call's first step must come after the anchor's first; PRECEDES: the other way round.
-    earlier, later, earlier_atom, later_atom = (
-        (anchor, first, check.anchor, check.call)
-        if isinstance(check, Follows)
-        else (first, anchor, check.call, check.anchor)
-    )
+    if check.op == "follows":
+        earlier, later, earlier_tool, later_tool = anchor, first, check.anchor.tool, check.call.tool
+    else:
+        earlier, later, earlier_tool, later_tool = first, anchor, check.call.tool, check.anchor.tool
     if earlier[0] < later[0]:
-        return CheckOutcome(True, matched=matched)
-    return _fail(
-        FailureCategory.ORDERING_VIOLATION,
-        matched,
-        f"{later_atom.tool} at step {later[0]} comes before any {earlier_atom.tool}",
-        later[0],
-    )
+        return CheckOutcome(True, None, matched)
+    explanation = f"{later_tool} at step {later[0]} comes before any {earlier_tool}"
+    return CheckOutcome(False, _ORDERING, matched, later[0], explanation)
 
+
+_MISSING_CALL = FailureCategory.MISSING_REQUIRED_CALL
+_MISSING_ANCHOR = FailureCategory.MISSING_ANCHOR
+_FORBIDDEN = FailureCategory.FORBIDDEN_CALL
+_ORDERING = FailureCategory.ORDERING_VIOLATION
 
 # One handler per node class (a test asserts every node class has one).
 _EVALUATORS: dict[type, Callable[[Any, TraceIndex], CheckOutcome]] = {
     Call: _call,
     NoCall: _no_call,
     Or: _or,
-    After: _conditional,
-    Before: _conditional,
+    After: _after,
+    Before: _before,
     Follows: _obligation,
     Precedes: _obligation,
 }
