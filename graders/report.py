@@ -1,0 +1,217 @@
+"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k 5] --out results/report/``
+
+Writes ``report.md`` and a self-contained ``report.html`` (tables, figures embedded as PNG), and every figure
+as PNG and SVG under ``figures/``. Every number comes from the stored rows (:mod:`graders.analysis`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from graders import figures
+from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
+from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
+from mantra_env.errors import MantraError
+from mantra_env.store import RolloutStore
+
+
+@dataclass(frozen=True)
+class Report:
+    summaries: list[RunSummary]
+    categories: list[CategoryCount]
+    top_tools: list[tuple[str, str, str, int]]
+    comparisons: list[tuple[str, str, str, PairedComparison]]
+    curves: dict[str, list[float]]
+
+
+def _pct(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:.1f}"
+
+
+def _ci(estimate: Estimate) -> str:
+    if math.isnan(estimate.value):
+        return "n/a"
+    return f"{100 * estimate.value:.1f} ± {100 * estimate.half_width:.1f}"
+
+
+def build_report(store: RolloutStore, run_ids: list[str] | None = None, k: int = 5) -> Report:
+    """Gather every table and series of the report from the store."""
+    all_runs = [str(r[0]) for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
+    if run_ids:
+        missing = sorted(set(run_ids) - set(all_runs))
+        if missing:
+            raise MantraError(f"no such run(s) in {store.path}: {', '.join(missing)}; known: {', '.join(all_runs)}")
+    runs = run_ids or all_runs
+    if not runs:
+        raise MantraError(f"{store.path} holds no runs yet: run `python -m mantra_env.run` first")
+    summaries = [summarize_run(store, run, k) for run in runs]
+    curves: dict[str, list[float]] = {}
+    counts_by_run = {run: [(n, a) for _, n, a, _ in store.task_counts(run) if n > 0] for run in runs}
+    for summary in summaries:
+        tasks = counts_by_run[summary.run_id]
+        most = max((n for n, _ in tasks), default=0)
+        curves[f"{summary.model} @ {summary.suite}"] = [pass_at_k(tasks, j) for j in range(1, most + 1)]
+    comparisons = []
+    by_suite: dict[str, list[RunSummary]] = {}
+    for summary in summaries:
+        by_suite.setdefault(summary.suite, []).append(summary)
+    for suite, group in sorted(by_suite.items()):
+        ranked = sorted(group, key=lambda s: -s.pass_at_1.value if not math.isnan(s.pass_at_1.value) else 0.0)
+        if len(ranked) >= 2:
+            first, second = ranked[0], ranked[1]
+            a = dict((c, (n, p)) for c, n, p, _ in store.task_counts(first.run_id))
+            b = dict((c, (n, p)) for c, n, p, _ in store.task_counts(second.run_id))
+            shared = sorted(set(a) & set(b))
+            comparisons.append(
+                (suite, first.model, second.model, compare_paired([a[c] for c in shared], [b[c] for c in shared]))
+            )
+    return Report(summaries, failure_categories(store, runs), top_tools_per_category(store, runs), comparisons, curves)
+
+
+def leaderboard_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    k = report.summaries[0].k
+    header = ["model", "suite", "tasks", "attempts", "errors", "Pass@1 (%)", f"Pass@{k} (%)", f"Pass^{k} (%)",
+              "premature write (%)", "empty trace (%)", "crash (%)", "reads / pass", "steps", "tokens"]  # fmt: skip
+    rows = [
+        [
+            s.model,
+            s.suite,
+            str(s.tasks),
+            str(s.attempts),
+            str(s.errors),
+            _ci(s.pass_at_1),
+            _ci(s.pass_at_k),
+            _ci(s.pass_hat_k),
+            _pct(s.premature_write_rate),
+            _pct(s.empty_trace_rate),
+            _pct(s.crash_rate),
+            "n/a" if math.isnan(s.read_calls_per_pass) else f"{s.read_calls_per_pass:.2f}",
+            "n/a" if math.isnan(s.mean_steps) else f"{s.mean_steps:.1f}",
+            "n/a" if math.isnan(s.mean_tokens) else f"{s.mean_tokens:.0f}",
+        ]  # fmt: skip
+        for s in sorted(report.summaries, key=lambda s: (s.suite, -_nan_low(s.pass_at_1.value), s.model))
+    ]
+    return header, rows
+
+
+def _nan_low(value: float) -> float:
+    return -1.0 if math.isnan(value) else value
+
+
+def _tables(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
+    tables = [("Leaderboard", *leaderboard_rows(report))]
+    tables.append((
+        "Failure categories",
+        ["model", "suite", "category", "failed checks", "share (%)"],
+        [[c.model, c.suite, figures.CATEGORY_LABELS.get(c.category, c.category), str(c.count), _pct(c.share)]
+         for c in report.categories],
+    ))  # fmt: skip
+    tables.append(
+        (
+            "Top tools per failure category",
+            ["suite", "category", "tool", "failed checks"],
+            [[s, figures.CATEGORY_LABELS.get(c, c), t, str(n)] for s, c, t, n in report.top_tools],
+        )
+    )
+    if report.comparisons:
+        tables.append((
+            "Is first place ahead? (paired comparison of the top two models per suite)",
+            ["suite", "first", "second", "Pass@1 difference (points)", "95% interval", "p-value", "tasks", "test"],
+            [[suite, a, b, f"{100 * c.difference.value:+.1f}",
+              f"[{100 * c.difference.low:+.1f}, {100 * c.difference.high:+.1f}]", f"{c.p_value:.3g}", str(c.tasks),
+              c.method] for suite, a, b, c in report.comparisons],
+        ))  # fmt: skip
+    return tables
+
+
+NOTES = (
+    "Pass@1, Pass@k and Pass^k are means over tasks with the unbiased estimators of the MANTRA paper; ± is the half "
+    "width of a 95 % percentile bootstrap interval over tasks. n/a: a task has fewer than k scored attempts. "
+    "Episodes that ended in an infrastructure error are excluded from every score and counted under errors/crash."
+)
+
+
+def render_markdown(report: Report, figure_files: dict[str, str]) -> str:
+    lines = ["# mantra-env leaderboard", "", NOTES, ""]
+    for title, header, rows in _tables(report):
+        lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows] or ["| " + " | ".join("" for _ in header) + " |"]
+        lines.append("")
+    lines.append("## Figures")
+    lines += [f"![{name}]({path})" for name, path in figure_files.items()]
+    return "\n".join(lines) + "\n"
+
+
+def render_html(report: Report, pngs: dict[str, Path]) -> str:
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>mantra-env leaderboard</title><style>",
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:14px}"
+        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%;margin:1em 0}",
+        "</style></head><body><h1>mantra-env leaderboard</h1>",
+        f"<p>{html.escape(NOTES)}</p>",
+    ]
+    for title, header, rows in _tables(report):
+        parts.append(f"<h2>{html.escape(title)}</h2><table><tr>")
+        parts.append("".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+        for row in rows:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>")
+        parts.append("</table>")
+    parts.append("<h2>Figures</h2>")
+    for name, path in pngs.items():
+        data = base64.b64encode(path.read_bytes()).decode()
+        parts.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'></figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(store: RolloutStore, out: Path, run_ids: list[str] | None = None, k: int = 5) -> dict[str, Path]:
+    """Write report.md, report.html and the figures; returns the main paths."""
+    report = build_report(store, run_ids, k)
+    folder = out / "figures"
+    made = {
+        "pass_at_k": figures.save(figures.pass_at_k_curves(report.curves), folder, "pass_at_k"),
+        "failure_categories": figures.save(figures.category_bars(report.categories), folder, "failure_categories"),
+        "premature_write": figures.save(
+            figures.premature_write_heatmap({(s.model, s.suite): s.premature_write_rate for s in report.summaries}),
+            folder,
+            "premature_write",
+        ),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    markdown = render_markdown(report, {name: f"figures/{paths['png'].name}" for name, paths in made.items()})
+    (out / "report.md").write_text(markdown, encoding="utf-8")
+    (out / "report.html").write_text(render_html(report, {n: p["png"] for n, p in made.items()}), encoding="utf-8")
+    return {"markdown": out / "report.md", "html": out / "report.html", "figures": folder}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graders.report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
+    parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
+    parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")
+    parser.add_argument("--out", type=Path, default=Path("results/report"), help="output folder")
+    args = parser.parse_args(argv)
+    if not args.db.exists():
+        print(f"error: no rollout database at {args.db}; run `python -m mantra_env.run` first", file=sys.stderr)
+        return 2
+    try:
+        with RolloutStore(args.db, read_only=True) as store:
+            paths = write_report(store, args.out, args.runs, args.k)
+    except (MantraError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {paths['markdown']}, {paths['html']} and figures in {paths['figures']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
