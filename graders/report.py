@@ -94,7 +94,7 @@ def leaderboard_rows(report: Report) -> tuple[list[str], list[list[str]]]:
             "n/a" if math.isnan(s.read_calls_per_pass) else f"{s.read_calls_per_pass:.2f}",
             "n/a" if math.isnan(s.mean_steps) else f"{s.mean_steps:.1f}",
             "n/a" if math.isnan(s.mean_tokens) else f"{s.mean_tokens:.0f}",
-        ]  # fmt: skip
+        ]
         for s in sorted(report.summaries, key=lambda s: (s.suite, -_nan_low(s.pass_at_1.value), s.model))
     ]
     return header, rows
