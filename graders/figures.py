@@ -12,7 +12,7 @@ matplotlib.use("Agg")  # headless: reports are written to files
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator
 
 from graders.analysis import CategoryCount
 
