@@ -127,9 +127,7 @@ def derive_tool(owner: type, name: str, method: Callable[..., Any], kind: ToolKi
     unknown = sorted(set(descriptions) - set(fields))
     if unknown:
         raise ToolDefinitionError(f"{where}: 'Args:' describes {', '.join(unknown)}, which the method does not take")
-    model = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
     schema = _strip_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     schema.setdefault("required", [])

@@ -1,0 +1,155 @@
+"""Domains: a manual, a toolkit over a simulated database, the base data, and the suites built on them.
+
+Each domain is a package ``mantra_env.domains.<name>`` exposing ``DOMAIN: Domain``; it is imported only when
+first asked for (:func:`load_domain`), so importing mantra-env does not import every domain.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+import json
+import pkgutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from mantra_env.case import Suite, load_suite
+from mantra_env.errors import MantraError
+from mantra_env.toolkit import Toolkit
+
+
+class DomainError(MantraError, LookupError):
+    """A domain, suite or database patch is unknown or malformed."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Everything an episode of a domain needs."""
+
+    name: str
+    manual: str
+    toolkit: Callable[[Any], Toolkit]
+    """Builds the toolkit over a fresh database."""
+    database_model: type[BaseModel]
+    base_data: dict[str, Any]
+    suite_dirs: dict[str, Path] = field(default_factory=dict)
+    """Suite name -> folder with suite.jsonl and manifest.json."""
+
+    def fresh_database(self, patch: Sequence[dict[str, Any]] | None = None) -> BaseModel:
+        """A new database (deep copy of the base data, ``patch`` applied, then validated)."""
+        data = copy.deepcopy(self.base_data)
+        for position, operation in enumerate(patch or ()):
+            apply_patch_operation(data, operation, where=f"database_patch[{position}]")
+        try:
+            return self.database_model.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            raise DomainError(f"{self.name}: the patched database is invalid: {problems}") from None
+
+
+def apply_patch_operation(data: dict[str, Any], operation: dict[str, Any], where: str = "patch") -> None:
+    """Apply one ``{"op": "set" | "remove", "path": "a.b.c", "value": ...}`` operation in place.
+
+    ``set`` creates or replaces the last key (its parent must exist); ``remove`` deletes an existing key. Paths
+    are dot-separated object keys; list elements are addressed by their index.
+    """
+    op, path = operation.get("op"), operation.get("path")
+    if op not in ("set", "remove") or not isinstance(path, str) or not path:
+        raise DomainError(
+            f'{where}: expected {{"op": "set" or "remove", "path": "a.b.c", "value": ...}}, got {operation}'
+        )
+    if op == "set" and "value" not in operation:
+        raise DomainError(f"{where}: a 'set' needs a 'value'")
+    parts = path.split(".")
+    node: Any = data
+    for depth, key in enumerate(parts[:-1]):
+        node = _child(node, key, f"{where}: path {'.'.join(parts[: depth + 1])!r} does not exist")
+    last = parts[-1]
+    if isinstance(node, list):
+        index = _index(node, last, f"{where}: path {path!r} does not exist")
+        if op == "set":
+            node[index] = operation["value"]
+        else:
+            del node[index]
+    elif isinstance(node, dict):
+        if op == "set":
+            node[last] = operation["value"]
+        elif last in node:
+            del node[last]
+        else:
+            raise DomainError(f"{where}: cannot remove {path!r}: it does not exist")
+    else:
+        raise DomainError(f"{where}: {'.'.join(parts[:-1])!r} is a value, not an object or list")
+
+
+def _index(node: list[Any], key: str, message: str) -> int:
+    if not key.lstrip("-").isdigit() or not -len(node) <= int(key) < len(node):
+        raise DomainError(message)
+    return int(key)
+
+
+def _child(node: Any, key: str, message: str) -> Any:
+    if isinstance(node, dict) and key in node:
+        return node[key]
+    if isinstance(node, list):
+        return node[_index(node, key, message)]
+    raise DomainError(message)
+
+
+def domain_names() -> list[str]:
+    """Names of the domains shipped with mantra-env."""
+    return sorted(module.name for module in pkgutil.iter_modules(__path__) if module.ispkg)
+
+
+def load_domain(name: str) -> Domain:
+    """Import and return a domain by name, with a "did you mean" for typos."""
+    names = domain_names()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise DomainError(f"unknown domain {name!r}: {hint}known domains: {', '.join(names) or 'none'}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    domain = getattr(module, "DOMAIN", None)
+    if not isinstance(domain, Domain):
+        raise DomainError(f"domain package {module.__name__} does not define DOMAIN = Domain(...)")
+    return domain
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise DomainError(f"{path}: expected a JSON object")
+    return data
+
+
+def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
+    """A suite by name (``operations`` or ``operations/starter``) or by folder path, with its domain if known."""
+    path = Path(name_or_path)
+    if path.exists():
+        suite = load_suite(path)
+        domain = load_domain(suite.manifest.domain) if suite.manifest.domain in domain_names() else None
+        return domain, suite
+    domain_name, _, suite_name = name_or_path.partition("/")
+    domain = load_domain(domain_name)
+    if not domain.suite_dirs:
+        raise DomainError(f"domain {domain_name!r} ships no suites")
+    key = suite_name or next(iter(domain.suite_dirs))
+    if key not in domain.suite_dirs:
+        raise DomainError(f"domain {domain_name!r} has no suite {key!r}; its suites: {', '.join(domain.suite_dirs)}")
+    return domain, load_suite(domain.suite_dirs[key])
+
+
+__all__ = [
+    "Domain",
+    "DomainError",
+    "apply_patch_operation",
+    "domain_names",
+    "find_suite",
+    "load_domain",
+    "load_json",
+]

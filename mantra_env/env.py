@@ -1,0 +1,216 @@
+"""The gymnasium environment: one validated case is one episode of tool calls against a simulated database."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from graders import grade
+from mantra_env.case import Case, Suite
+from mantra_env.domains import Domain
+from mantra_env.errors import MantraError
+from mantra_env.toolkit import Toolkit
+from mantra_env.trace import ToolCall, ToolError, Trace
+from mantra_env.verdict import VERDICT_ADAPTER, Verdict
+
+RewardMode = Literal["binary", "fraction", "shaped"]
+MAX_TEXT = 1_000_000
+UNPARSEABLE = "<unparseable>"
+TOOL_ERROR_PENALTY = 0.02
+
+
+class AnyText(spaces.Text):
+    """A text space of any characters (manuals, prompts and JSON are not alphanumeric) up to ``max_length``."""
+
+    def __init__(self, max_length: int = MAX_TEXT) -> None:
+        super().__init__(max_length=max_length, min_length=0)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+
+class MantraEnv(gym.Env[str, str]):
+    """A MANTRA compliance case as an episodic environment.
+
+    ## Description
+    The agent receives a procedural manual, a scenario prompt and the domain's tools. It acts by calling tools
+    against a simulated database (a fresh copy per episode, with the case's database patch applied) and ends
+    the episode with a final answer. The trace of tool calls is graded by the case's checks.
+
+    ## Action Space
+    ``AnyText``: one JSON object, either a tool call ``{"tool": "check_inventory", "arguments": {...}}`` or a
+    final answer ``{"final_answer": "..."}``. A dict with the same shape is accepted too. Anything else is a
+    structured tool error (code ``unparseable_action``) recorded in the trace.
+
+    ## Observation Space
+    ``AnyText``. After ``reset``: a JSON object ``{"system": manual, "prompt": scenario prompt, "tools": [tool
+    specs]}``. After a tool call: ``{"result": ...}`` or ``{"error": {"code": ..., "message": ...}}``. After
+    the final answer: ``{"done": true}``.
+
+    ## Rewards
+    0 on every step but the last. At the end, by ``reward_mode``: ``binary`` 1.0 iff every check passes;
+    ``fraction`` the share of checks passed; ``shaped`` the share of checks passed minus
+    ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0 (a dense-ish signal for RL that still ranks a
+    fully compliant trace highest). A truncated episode is graded on the calls it made.
+
+    ## Starting State
+    The case chosen by ``options={"case": id or index}`` at reset (or the constructor's ``case``); without
+    either, a case drawn with ``self.np_random``.
+
+    ## Episode End
+    Terminated on a final answer; truncated after ``max_steps`` tool calls.
+
+    ## Arguments
+    ``suite``, ``domain``, ``case`` (id or index), ``reward_mode``, ``max_steps`` (default 30).
+
+    ## Info
+    ``case_id``, ``trace`` (the :class:`~mantra_env.trace.Trace` so far), ``step``; at the end ``verdict`` (a
+    :class:`~mantra_env.verdict.Verdict`) and ``verdict_json``.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium declares it as a class attribute
+
+    def __init__(
+        self,
+        suite: Suite,
+        domain: Domain,
+        case: str | int | None = None,
+        reward_mode: RewardMode = "binary",
+        max_steps: int = 30,
+    ) -> None:
+        if reward_mode not in ("binary", "fraction", "shaped"):
+            raise MantraError(f"reward_mode must be 'binary', 'fraction' or 'shaped', not {reward_mode!r}")
+        if max_steps < 1:
+            raise MantraError(f"max_steps must be at least 1, got {max_steps}")
+        if not suite.cases:
+            raise MantraError(f"suite {suite.manifest.name!r} has no cases")
+        self.suite, self.domain = suite, domain
+        self.default_case = case
+        if case is not None:
+            suite.case(case)  # fail now, not at reset
+        self.reward_mode: RewardMode = reward_mode
+        self.max_steps = max_steps
+        self.observation_space = AnyText()
+        self.action_space = AnyText()
+        self._specs = [spec.model_dump(mode="json") for spec in domain.toolkit(domain.fresh_database()).tool_specs()]
+        self._kinds = {spec["name"]: spec["kind"] for spec in self._specs}
+        self.case: Case | None = None
+        self._toolkit: Toolkit | None = None
+        self._calls: list[ToolCall] = []
+        self._done = True
+
+    # -- gymnasium API ---------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        choice = (options or {}).get("case", self.default_case)
+        if choice is None:
+            choice = int(self.np_random.integers(len(self.suite.cases)))
+        self.case = self.suite.case(choice)
+        self._toolkit = self.domain.toolkit(self.domain.fresh_database(self.case.database_patch))
+        self._calls = []
+        self._done = False
+        observation = {"system": self.domain.manual, "prompt": self.case.scenario.prompt, "tools": self._specs}
+        return json.dumps(observation, ensure_ascii=False), self._info()
+
+    def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._done or self.case is None or self._toolkit is None:
+            raise MantraError("step() called on a finished episode: call reset() first")
+        parsed, problem = _parse_action(action)
+        if parsed is not None and "final_answer" in parsed:
+            return self._finish(json.dumps({"done": True}), truncated=False, answer=str(parsed["final_answer"]))
+        if problem is not None:
+            name = parsed["tool"] if parsed is not None else UNPARSEABLE
+            raw = parsed["raw"] if parsed is not None else action if isinstance(action, str) else repr(action)
+            call = ToolCall.model_construct(
+                step=len(self._calls), tool=name, args={}, result=None, error=problem, kind=self._kinds.get(name),
+                raw_arguments=raw[:MAX_TEXT],
+            )  # fmt: skip
+        else:
+            assert parsed is not None
+            name, arguments = parsed["tool"], parsed.get("arguments", {})
+            result, error = self._toolkit.execute(name, arguments)
+            call = ToolCall.model_construct(
+                step=len(self._calls), tool=name, args=arguments, result=_jsonable(result), error=error,
+                kind=self._kinds.get(name), raw_arguments=None,
+            )  # fmt: skip
+        self._calls.append(call)
+        observation = json.dumps(
+            {"error": call.error.model_dump()} if call.error else {"result": call.result}, ensure_ascii=False
+        )
+        if len(self._calls) >= self.max_steps:
+            return self._finish(observation, truncated=True, answer=None)
+        return observation, 0.0, False, False, self._info()
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    @property
+    def trace(self) -> Trace:
+        return Trace.model_construct(calls=tuple(self._calls), final_answer=None)
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        assert self.case is not None
+        return {"case_id": self.case.id, "step": len(self._calls), "trace": self.trace, **extra}
+
+    def _finish(
+        self, observation: str, *, truncated: bool, answer: str | None
+    ) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        assert self.case is not None
+        self._done = True
+        trace = Trace.model_construct(calls=tuple(self._calls), final_answer=answer)
+        verdict = grade(trace, self.case.checks)
+        info = self._info(verdict=verdict, verdict_json=VERDICT_ADAPTER.dump_python(verdict, mode="json"))
+        info["trace"] = trace
+        return observation, self.reward(verdict, trace), not truncated, truncated, info
+
+    def reward(self, verdict: Verdict, trace: Trace) -> float:
+        """The episode reward of ``verdict`` under this env's reward mode (see the class docstring)."""
+        if self.reward_mode == "binary":
+            return 1.0 if verdict.passed else 0.0
+        if self.reward_mode == "fraction":
+            return verdict.fraction_passed
+        errors = sum(1 for call in trace.calls if call.error is not None)
+        return max(0.0, verdict.fraction_passed - TOOL_ERROR_PENALTY * errors)
+
+
+def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]:
+    """The action as a dict with a valid shape, or a structured error saying what is wrong with it."""
+    if isinstance(action, str):
+        try:
+            action = json.loads(action)
+        except (json.JSONDecodeError, RecursionError):
+            return None, ToolError(
+                code="unparseable_action",
+                message='the action is not JSON; send {"tool": name, "arguments": {...}} or {"final_answer": text}',
+            )
+    if not isinstance(action, dict):
+        return None, ToolError(code="unparseable_action", message="the action must be a JSON object")
+    if "final_answer" in action:
+        return action, None
+    tool, arguments = action.get("tool"), action.get("arguments", {})
+    if not isinstance(tool, str) or not tool:
+        return None, ToolError(code="unparseable_action", message="the action needs a 'tool' name (a string)")
+    if not isinstance(arguments, dict):
+        # The agent did call this tool: it is recorded under its name, with the raw arguments kept.
+        return {"tool": tool, "arguments": {}, "raw": json.dumps(arguments, default=repr)}, ToolError(
+            code="invalid_arguments", message=f"{tool}: 'arguments' must be a JSON object"
+        )
+    extra = sorted(set(action) - {"tool", "arguments"})
+    if extra:
+        return None, ToolError(code="unparseable_action", message=f"unexpected keys in the action: {', '.join(extra)}")
+    return action, None
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool results as JSON values (pydantic models are dumped)."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value

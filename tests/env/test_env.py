@@ -1,0 +1,202 @@
+"""The gymnasium environment on a small in-test domain (the shipped domains are tested in tests/domains)."""
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
+from mantra_env.domains import Domain, DomainError
+from mantra_env.env import UNPARSEABLE, MantraEnv
+from mantra_env.errors import MantraError
+from mantra_env.toolkit import ToolFailure, Toolkit, tool
+
+
+class Db(BaseModel):
+    stock: dict[str, int]
+    orders: list[str] = []
+
+
+class Shop(Toolkit):
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    @tool(kind="read")
+    def check_inventory(self, item_id: str) -> dict[str, int]:
+        """Units of an item in stock.
+
+        Args:
+            item_id: Catalog id.
+        """
+        if item_id not in self.db.stock:
+            raise ToolFailure(f"unknown item {item_id!r}", code="not_found")
+        return {"in_stock": self.db.stock[item_id]}
+
+    @tool(kind="write")
+    def create_purchase_order(self, item_id: str, quantity: int) -> str:
+        """Order units of an item.
+
+        Args:
+            item_id: Catalog id.
+            quantity: Units to order.
+        """
+        self.db.orders.append(item_id)
+        return f"PO-{len(self.db.orders)}"
+
+
+DOMAIN = Domain(name="shop", manual="# Shop manual\nCheck inventory first.", toolkit=Shop, database_model=Db,
+                base_data={"stock": {"A1": 0, "B2": 5}})  # fmt: skip
+
+
+PRECEDES = 'CALL check_inventory(item_id="A1") PRECEDES CALL create_purchase_order(item_id="A1")'
+NO_B2 = 'NO-CALL create_purchase_order(item_id="B2")'
+
+
+def case(case_id: str, patch: list[dict[str, Any]] | None = None) -> Case:
+    return Case(
+        id=case_id, domain="shop", scenario=Scenario(prompt=f"Handle {case_id}."), database_patch=patch,
+        checks=[CaseCheck(id="c1", check=PRECEDES), CaseCheck(id="c2", check=NO_B2)],  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+RESTOCK = [{"op": "set", "path": "stock.A1", "value": 9}]
+SUITE = Suite(
+    manifest=SuiteManifest(name="shop", domain="shop", case_count=2),
+    cases=[case("out-of-stock"), case("restocked", RESTOCK)],
+)
+CALL_CHECK = json.dumps({"tool": "check_inventory", "arguments": {"item_id": "A1"}})
+CALL_ORDER = {"tool": "create_purchase_order", "arguments": {"item_id": "A1", "quantity": 1}}
+FINAL = json.dumps({"final_answer": "ordered"})
+
+
+def make(**kwargs: Any) -> MantraEnv:
+    return MantraEnv(SUITE, DOMAIN, **kwargs)
+
+
+def test_compliant_episode_gets_reward_and_verdict() -> None:
+    env = make(case="out-of-stock")
+    observation, info = env.reset(seed=1)
+    shown = json.loads(observation)
+    assert shown["system"].startswith("# Shop manual") and shown["prompt"] == "Handle out-of-stock."
+    assert [t["name"] for t in shown["tools"]] == ["check_inventory", "create_purchase_order"]
+    assert info["case_id"] == "out-of-stock" and info["step"] == 0
+    observation, reward, terminated, truncated, info = env.step(CALL_CHECK)
+    assert json.loads(observation) == {"result": {"in_stock": 0}} and reward == 0.0 and not terminated
+    env.step(CALL_ORDER)
+    observation, reward, terminated, truncated, info = env.step(FINAL)
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info["verdict"].passed and info["trace"].final_answer == "ordered"
+    assert [c.kind for c in info["trace"].calls] == ["read", "write"]
+    assert info["verdict_json"]["passed"] is True
+
+
+def test_reward_modes() -> None:
+    for mode, expected in [("binary", 0.0), ("fraction", 0.5), ("shaped", 0.5 - 0.02)]:
+        env = make(case=0, reward_mode=mode)
+        env.reset()
+        env.step(CALL_ORDER)  # order without checking: PRECEDES fails, NO-CALL B2 holds
+        env.step({"tool": "nope", "arguments": {}})  # one tool error
+        assert env.step(FINAL)[1] == pytest.approx(expected)
+
+
+def test_patch_applies_per_episode_and_nothing_leaks() -> None:
+    env = make()
+    env.reset(options={"case": "restocked"})
+    assert json.loads(env.step(CALL_CHECK)[0]) == {"result": {"in_stock": 9}}
+    env.step(CALL_ORDER)
+    env.reset(options={"case": "out-of-stock"})
+    assert json.loads(env.step(CALL_CHECK)[0]) == {"result": {"in_stock": 0}}
+    assert DOMAIN.base_data == {"stock": {"A1": 0, "B2": 5}}
+
+
+def test_step_cap_truncates_and_grades() -> None:
+    env = make(case=0, max_steps=2)
+    env.reset()
+    env.step(CALL_CHECK)
+    _, reward, terminated, truncated, _ = env.step(CALL_ORDER)
+    assert (terminated, truncated, reward) == (False, True, 1.0)
+    with pytest.raises(MantraError, match="finished episode"):
+        env.step(CALL_CHECK)
+
+
+def test_same_seed_same_rollout() -> None:
+    def rollout(seed: int) -> list[Any]:
+        env = make()
+        observation, info = env.reset(seed=seed)
+        outputs = [observation, info["case_id"]]
+        for action in (CALL_CHECK, CALL_ORDER, FINAL):
+            observation, reward, *_ = env.step(action)
+            outputs += [observation, reward]
+        return outputs
+
+    assert rollout(3) == rollout(3)
+    assert {rollout(s)[1] for s in range(12)} == {"out-of-stock", "restocked"}
+
+
+def test_check_env_and_vector_env() -> None:
+    check_env(make(case=0), skip_render_check=True)
+    vector = gym.vector.SyncVectorEnv([lambda: make(case=0), lambda: make(case=1)])
+    observations, _ = vector.reset(seed=0)
+    assert len(observations) == 2
+    vector.step([CALL_CHECK, CALL_CHECK])
+    vector.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "tool", "code"),
+    [
+        ("not json", UNPARSEABLE, "unparseable_action"),
+        ("[1, 2]", UNPARSEABLE, "unparseable_action"),
+        ({"arguments": {}}, UNPARSEABLE, "unparseable_action"),
+        ({"tool": "check_inventory", "arguments": [1]}, "check_inventory", "invalid_arguments"),
+        ({"tool": "check_inventory", "arguments": {"item_id": 5}}, "check_inventory", "invalid_arguments"),
+        ({"tool": "check_inventory", "arguments": {"item_id": "A1", "x": 1}}, "check_inventory", "invalid_arguments"),
+        ({"tool": "check_inventory", "arguments": {"item_id": "Z9"}}, "check_inventory", "not_found"),
+        ({"tool": "fly", "arguments": {}}, "fly", "unknown_tool"),
+        ({"tool": "check_inventory", "arguments": {"item_id": "x" * 20_000}}, "check_inventory", "invalid_arguments"),
+    ],
+)
+def test_bad_actions_are_tool_errors_in_the_trace(action: Any, tool: str, code: str) -> None:
+    env = make(case=0)
+    env.reset()
+    observation, *_, info = env.step(action)
+    assert json.loads(observation)["error"]["code"] == code
+    (call,) = info["trace"].calls
+    assert (call.tool, call.error.code) == (tool, code)
+
+
+KEYS = ["tool", "arguments", "item_id", "final_answer", "x"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=3),
+    max_leaves=8,
+)))  # fmt: skip
+def test_no_action_raises(action: Any) -> None:
+    env = make(case=0)
+    env.reset()
+    observation, _, terminated, _, info = env.step(action)
+    assert isinstance(json.loads(observation), dict)
+    assert terminated or len(info["trace"].calls) == 1
+
+
+def test_bad_construction_and_patches() -> None:
+    with pytest.raises(MantraError, match="reward_mode must be"):
+        make(reward_mode="dense")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="has no case 'nope'"):
+        make(case="nope")
+    with pytest.raises(DomainError, match=r"database_patch\[0\]: path 'stock.Q' does not exist"):
+        DOMAIN.fresh_database([{"op": "set", "path": "stock.Q.x", "value": 1}])
+    with pytest.raises(DomainError, match=r"the patched database is invalid: stock\.A1"):
+        DOMAIN.fresh_database([{"op": "set", "path": "stock.A1", "value": "many"}])
+    with pytest.raises(DomainError, match=r"cannot remove 'stock\.Q'"):
+        DOMAIN.fresh_database([{"op": "remove", "path": "stock.Q"}])
+    with pytest.raises(DomainError, match="expected"):
+        DOMAIN.fresh_database([{"op": "merge", "path": "stock"}])
