@@ -28,6 +28,7 @@ typecheck: $(STAMP)
 
 schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.schemas --check
+	$(BIN)/python -m mantra_env.domains --check
 
 test: lint typecheck schemas
 	$(BIN)/python -m pytest
