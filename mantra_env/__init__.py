@@ -5,8 +5,11 @@ Public API of the core: the check language (:mod:`mantra_env.checks`), traces, c
 
 from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord
 from mantra_env.errors import MantraError
+from mantra_env.registration import register_shipped_suites
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolCall, ToolError, Trace
+
+register_shipped_suites()
 
 __all__ = [
     "Case",

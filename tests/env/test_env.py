@@ -200,3 +200,29 @@ def test_bad_construction_and_patches() -> None:
         DOMAIN.fresh_database([{"op": "remove", "path": "stock.Q"}])
     with pytest.raises(DomainError, match="expected"):
         DOMAIN.fresh_database([{"op": "merge", "path": "stock"}])
+
+
+def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
+    from mantra_env.case import write_suite
+    from mantra_env.domains.operations import DOMAIN as OPERATIONS
+    from mantra_env.registration import register_suite
+
+    ops_case = Case(
+        id="k1", domain="operations", scenario=Scenario(prompt="Check stock of the Dell monitor."),
+        checks=[CaseCheck(id="c1", check='CALL check_inventory(item_name="Dell UltraSharp U2723QE")')],  # type: ignore[arg-type]
+    )  # fmt: skip
+    write_suite(
+        Suite(manifest=SuiteManifest(name="tmp", domain="operations", case_count=1), cases=[ops_case]), tmp_path
+    )
+    identifier = register_suite("tmp-test", tmp_path)
+    assert identifier == "mantra/tmp-test-v0"
+    env = gym.make(identifier, case="k1")
+    observation, _ = env.reset(seed=0)
+    assert json.loads(observation)["system"] == OPERATIONS.manual
+    _, reward, terminated, _, _ = env.step(
+        {"tool": "check_inventory", "arguments": {"item_name": "Dell UltraSharp U2723QE"}}
+    )
+    assert not terminated and reward == 0.0
+    assert env.step({"final_answer": "6 in stock"})[1] == 1.0
+    with pytest.raises(gym.error.Error, match="operation"):
+        gym.make("mantra/operation-v0")
