@@ -3,7 +3,8 @@ judges compliance (creating a purchase order for an in-stock item succeeds here 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
 
 from mantra_env.domains.operations.database import (
     Employee,
@@ -19,6 +20,17 @@ from mantra_env.toolkit import ToolFailure, Toolkit, tool
 RejectReason = Literal["UNAPPROVED_SOFTWARE", "INCOMPATIBLE_WORKSTATION", "POLICY_VIOLATION", "MISSING_INFORMATION"]
 
 
+T = TypeVar("T")
+
+
+def _lookup(table: Mapping[str, T], key: str, label: str) -> T:
+    """``table[key]``, or the not-found tool error the agent sees."""
+    found = table.get(key)
+    if found is None:
+        raise ToolFailure(f"no {label} {key!r}", code="not_found")
+    return found
+
+
 class OperationsToolkit(Toolkit):
     domain = "operations"
 
@@ -27,10 +39,7 @@ class OperationsToolkit(Toolkit):
 
     # -- lookups used by several tools -----------------------------------------------------------------
     def _request(self, request_id: str) -> Request:
-        request = self.db.requests.get(request_id)
-        if request is None:
-            raise ToolFailure(f"no request {request_id!r}", code="not_found")
-        return request
+        return _lookup(self.db.requests, request_id, "request")
 
     def _open_request(self, request_id: str) -> Request:
         request = self._request(request_id)
@@ -39,16 +48,10 @@ class OperationsToolkit(Toolkit):
         return request
 
     def _employee(self, employee_id: str) -> Employee:
-        employee = self.db.employees.get(employee_id)
-        if employee is None:
-            raise ToolFailure(f"no employee {employee_id!r}", code="not_found")
-        return employee
+        return _lookup(self.db.employees, employee_id, "employee")
 
     def _item(self, item_id: str) -> Item:
-        item = self.db.items.get(item_id)
-        if item is None:
-            raise ToolFailure(f"no item {item_id!r}", code="not_found")
-        return item
+        return _lookup(self.db.items, item_id, "item")
 
     # -- read tools ------------------------------------------------------------------------------------
     @tool(kind="read")
@@ -86,9 +89,7 @@ class OperationsToolkit(Toolkit):
         Args:
             workstation_id: Workstation id, e.g. "WS-204".
         """
-        workstation = self.db.workstations.get(workstation_id)
-        if workstation is None:
-            raise ToolFailure(f"no workstation {workstation_id!r}", code="not_found")
+        workstation = _lookup(self.db.workstations, workstation_id, "workstation")
         return workstation.model_dump(exclude={"incompatible_software"})
 
     @tool(kind="read")
@@ -109,11 +110,8 @@ class OperationsToolkit(Toolkit):
             workstation_id: Workstation id.
             software_id: Catalog id of the product, e.g. "SW-310".
         """
-        workstation = self.db.workstations.get(workstation_id)
-        if workstation is None:
-            raise ToolFailure(f"no workstation {workstation_id!r}", code="not_found")
-        if software_id not in self.db.software:
-            raise ToolFailure(f"no software {software_id!r}", code="not_found")
+        workstation = _lookup(self.db.workstations, workstation_id, "workstation")
+        _lookup(self.db.software, software_id, "software")
         return {"compatible": software_id not in workstation.incompatible_software}
 
     @tool(kind="read")
@@ -176,8 +174,7 @@ class OperationsToolkit(Toolkit):
         """
         self._open_request(request_id)
         self._employee(employee_id)
-        if software_id not in self.db.software:
-            raise ToolFailure(f"no software {software_id!r}", code="not_found")
+        _lookup(self.db.software, software_id, "software")
         self.db.licenses.append({"software_id": software_id, "employee_id": employee_id, "request_id": request_id})
         return {"license": f"LIC-{len(self.db.licenses):04d}"}
 
