@@ -1,0 +1,313 @@
+"""The bounded encoding of a world model and a check set, as SMT-LIB text (paper App. "Bounded SMT
+compilation" and "Check encoding").
+
+Everything is emitted once as *definitions* over the shared step variables, so that every query of a case is
+the same base formula plus assumptions (see :mod:`mantra_env.smt.queries`):
+
+* structure: tool-index range, contiguous prefix ``t_i = noop ⇒ t_{i+1} = noop``, no-op carry, enum ranges;
+* per tool ``k``: ``P_k ⇔ ∧_i (t_i = k ⇒ pre_k(i))`` and ``Q_k ⇔ ∧_i (t_i = k ⇒ post_k(i) ∧ frame_k(i))``,
+  with one Bool ``q_k_j_i`` per precondition entry so a witness can say which one failed;
+* ``G ⇔ goal(σ_h)``; the initial state pinned from the scenario valuation;
+* per check ``j``: ``c_j ⇔ ⟦check_j⟧``, built from per-atom match literals ``m_x_i`` and O(h) prefix/suffix
+  auxiliaries (``seen``: some match before ``i``; ``later``: some match after ``i``) instead of O(h²) pairs.
+
+Check semantics follow :mod:`mantra_env.checks.semantics` exactly (every occurrence; PRECEDES as the
+obligation that every anchor step has an earlier call); ``tests/smt/test_agreement.py`` checks it against the
+Python grader on random traces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, atoms
+from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
+from mantra_env.smt.terms import Translator, bool_term, int_term, real_term, state_var
+from mantra_env.tools import ToolSpec
+from mantra_env.worldmodel.ast import EnumType, NextRef, RecordType, WorldModel, subexpressions
+from mantra_env.worldmodel.typecheck import CheckedModel, check_model
+
+
+class EncodingError(ValueError):
+    """Raised for inputs the encoding cannot represent (wrapped into typed errors by the callers)."""
+
+
+class Encoding:
+    """The SMT-LIB text of one (world model, checks, bound, initial state) and the names in it.
+
+    Args:
+        checked: the type-checked world model (an empty ``WorldModel()`` encodes the checks alone).
+        checks: the check set, in order; check ``j`` is the Bool ``c_j``.
+        bound: the trace bound ``h`` (number of steps).
+        initial: values for state variables at boundary 0 (unknown names are ignored: a scenario valuation
+            also holds variables the world model does not track).
+        extra_tools: tools to index even if neither the model nor the checks mention them (trace pinning).
+    """
+
+    def __init__(
+        self,
+        checked: CheckedModel,
+        checks: Sequence[Check],
+        bound: int,
+        initial: Mapping[str, Any] | None = None,
+        extra_tools: Iterable[str] = (),
+    ) -> None:
+        if bound < 1:
+            raise EncodingError(f"the trace bound must be at least 1, not {bound}")
+        self.checked = checked
+        self.checks = tuple(checks)
+        self.bound = bound
+        self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values())
+        self.translator = Translator(checked, self.layout)
+        self.check_tools = sorted({atom.tool for check in self.checks for atom in atoms(check)})
+        self.pre_names: dict[str, list[list[str]]] = {}  # tool -> entry -> per-step Bool names
+        self._lines: list[str] = []
+        self._atoms: dict[str, int] = {}
+        self._seen: set[int] = set()
+        self._later: set[int] = set()
+        self._emit_declarations()
+        self._emit_structure()
+        self._emit_transitions()
+        self._emit_goal()
+        self._emit_initial(initial or {})
+        self._emit_checks()
+        self.text = "\n".join(self._lines) + "\n"
+
+    # --- helpers -----------------------------------------------------------------------------------------------
+
+    def _emit(self, line: str) -> None:
+        self._lines.append(line)
+
+    def _declare(self, name: str, sort: str) -> None:
+        self._emit(f"(declare-const {name} {sort})")
+
+    @property
+    def noop(self) -> int:
+        return self.layout.noop
+
+    # --- world model -------------------------------------------------------------------------------------------
+
+    def _emit_declarations(self) -> None:
+        h, layout = self.bound, self.layout
+        for i in range(h):
+            self._declare(f"t_{i}", "Int")
+            for sort, count in layout.slot_counts.items():
+                for j in range(count):
+                    self._declare(f"a_{i}_{SORT_CODES[sort]}{j}", "Int" if sort == "Id" else sort)
+                    self._declare(f"h_{i}_{SORT_CODES[sort]}{j}", "Bool")
+        for b in range(h + 1):
+            for n, leaf in enumerate(layout.leaves):
+                self._declare(state_var(b, n), z3_sort(leaf.type))
+
+    def _emit_structure(self) -> None:
+        h, n = self.bound, self.noop
+        carry_all = " ".join(self._carry(range(len(self.layout.leaves))))
+        for i in range(h):
+            self._emit(f"(assert (and (<= 0 t_{i}) (<= t_{i} {n})))")
+            if i + 1 < h:
+                self._emit(f"(assert (=> (= t_{i} {n}) (= t_{i + 1} {n})))")
+            if carry_all:
+                self._emit(f"(assert (=> (= t_{i} {n}) (and {carry_all.format(i=i, j=i + 1)})))")
+            for tool, slots in self.layout.slots.items():
+                ranges = [
+                    f"(<= 0 {slot.var(i)}) (< {slot.var(i)} {len(slot.enum)})" for slot in slots.values() if slot.enum
+                ]
+                if ranges:
+                    self._emit(f"(assert (=> (= t_{i} {self.layout.index[tool]}) (and {' '.join(ranges)})))")
+        for b in range(h + 1):
+            for leaf_index, leaf in enumerate(self.layout.leaves):
+                if isinstance(leaf.type, EnumType):
+                    var = state_var(b, leaf_index)
+                    self._emit(f"(assert (and (<= 0 {var}) (< {var} {len(leaf.type.values)})))")
+
+    def _carry(self, leaves: Iterable[int]) -> list[str]:
+        """Templates ``(= s_{j}_l s_{i}_l)`` (``{i}``: this boundary, ``{j}``: the next)."""
+        return [f"(= s_{{j}}_{n} s_{{i}}_{n})" for n in leaves]
+
+    def _emit_transitions(self) -> None:
+        h, model = self.bound, self.checked.model
+        for k, tool in enumerate(self.layout.tools):
+            transition = model.transition(tool)
+            slots = self.layout.slots[tool]
+            locals_ = {
+                bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()
+            }
+            modified = {
+                e.name for e in (transition.post if transition else ()) for e in subexpressions(e) if isinstance(e, NextRef)
+            }
+            frame = self._carry(n for n, leaf in enumerate(self.layout.leaves) if leaf.var not in modified)
+            pre_steps: list[str] = []
+            post_steps: list[str] = []
+            entries: list[list[str]] = [[] for _ in (transition.pre if transition else ())]
+            for i in range(h):
+                pre_names = []
+                for j, expr in enumerate(transition.pre if transition else ()):
+                    name = f"q_{k}_{j}_{i}"
+                    self._declare(name, "Bool")
+                    self._emit(f"(assert (= {name} {self.translator.term(expr, i, locals_)}))")
+                    entries[j].append(name)
+                    pre_names.append(name)
+                if pre_names:
+                    pre_steps.append(f"(=> (= t_{i} {k}) {_conj(pre_names)})")
+                post = [self.translator.term(expr, i, locals_) for expr in (transition.post if transition else ())]
+                post += [equality.format(i=i, j=i + 1) for equality in frame]
+                if post:
+                    post_steps.append(f"(=> (= t_{i} {k}) {_conj(post)})")
+            self.pre_names[tool] = entries
+            self._declare(f"P_{k}", "Bool")
+            self._emit(f"(assert (= P_{k} {_conj(pre_steps)}))")
+            self._declare(f"Q_{k}", "Bool")
+            self._emit(f"(assert (= Q_{k} {_conj(post_steps)}))")
+
+    def _emit_goal(self) -> None:
+        goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]
+        self._declare("G", "Bool")
+        self._emit(f"(assert (= G {_conj(goal)}))")
+
+    def _emit_initial(self, initial: Mapping[str, Any]) -> None:
+        for var in self.checked.model.vars:
+            if var.name not in initial:
+                continue
+            parts = self._initial_parts(initial[var.name], var.var_type, var.name)
+            for n, part in zip(self.layout.leaves_of(var.name), parts, strict=True):
+                self._emit(f"(assert (= {state_var(0, n)} {part}))")
+
+    def _initial_parts(self, value: Any, var_type: Any, where: str) -> list[str]:
+        from mantra_env.worldmodel.typecheck import _value_problem
+
+        if isinstance(value, float) and value.is_integer() and getattr(var_type, "type", None) == "Int":
+            value = int(value)
+        problem = _value_problem(value, var_type)
+        if problem:
+            raise EncodingError(f"initial value of {where}: {problem}")
+        if isinstance(var_type, RecordType):
+            return self.translator.value_parts(value, var_type)
+        return [self.translator.scalar_value(value, var_type)]
+
+    # --- checks ------------------------------------------------------------------------------------------------
+
+    def _emit_checks(self) -> None:
+        for j, check in enumerate(self.checks):
+            formula = self._check(check)
+            self._declare(f"c_{j}", "Bool")
+            self._emit(f"(assert (= c_{j} {formula}))")
+
+    def _atom(self, atom: Call | NoCall) -> int:
+        """Declare the match literals of ``atom`` (shared by CALL and NO-CALL of one tool and arguments)."""
+        key = atom.match_key
+        if key in self._atoms:
+            return self._atoms[key]
+        x = len(self._atoms)
+        self._atoms[key] = x
+        k = self.layout.index[atom.tool]
+        slots = self.layout.slots[atom.tool]
+        for i in range(self.bound):
+            conjuncts = [f"(= t_{i} {k})"]
+            for name, value in atom.args.items():
+                conjuncts += _pin(slots[name], value, i, self.layout)
+            self._declare(f"m_{x}_{i}", "Bool")
+            self._emit(f"(assert (= m_{x}_{i} {_conj(conjuncts)}))")
+        return x
+
+    def _seen_before(self, x: int) -> None:
+        """``sn_x_i``: some step before ``i`` matches atom ``x`` (``sn_x_0`` is false)."""
+        if x in self._seen:
+            return
+        self._seen.add(x)
+        self._declare(f"sn_{x}_0", "Bool")
+        self._emit(f"(assert (not sn_{x}_0))")
+        for i in range(1, self.bound + 1):
+            self._declare(f"sn_{x}_{i}", "Bool")
+            self._emit(f"(assert (= sn_{x}_{i} (or sn_{x}_{i - 1} m_{x}_{i - 1})))")
+
+    def _later(self, x: int) -> None:
+        """``lt_x_i``: some step after ``i`` matches atom ``x`` (``lt_x_{h-1}`` is false)."""
+        if x in self._later:
+            return
+        self._later.add(x)
+        h = self.bound
+        self._declare(f"lt_{x}_{h - 1}", "Bool")
+        self._emit(f"(assert (not lt_{x}_{h - 1}))")
+        for i in range(h - 2, -1, -1):
+            self._declare(f"lt_{x}_{i}", "Bool")
+            self._emit(f"(assert (= lt_{x}_{i} (or lt_{x}_{i + 1} m_{x}_{i + 1})))")
+
+    def _occurs(self, x: int) -> str:
+        return _disj([f"m_{x}_{i}" for i in range(self.bound)])
+
+    def _check(self, check: Check) -> str:
+        h = self.bound
+        if isinstance(check, Call | NoCall):
+            occurs = self._occurs(self._atom(check))
+            return occurs if isinstance(check, Call) else f"(not {occurs})"
+        if isinstance(check, Or):
+            return f"(or {self._check(check.left)} {self._check(check.right)})"
+        if isinstance(check, After | Before):
+            target, anchor = self._atom(check.target), self._atom(check.anchor)
+            if isinstance(check, After):
+                self._seen_before(anchor)
+                side = "sn"
+            else:
+                self._later(anchor)
+                side = "lt"
+            if isinstance(check.target, Call):
+                return _conj([f"(=> m_{target}_{j} {side}_{anchor}_{j})" for j in range(h)])
+            return _conj([f"(not (and m_{target}_{j} {side}_{anchor}_{j}))" for j in range(h)])
+        if isinstance(check, Follows):
+            call, anchor = self._atom(check.call), self._atom(check.anchor)
+            self._seen_before(anchor)
+            every = [f"(=> m_{call}_{j} sn_{anchor}_{j})" for j in range(h)]
+            return _conj([self._occurs(call), *every])
+        assert isinstance(check, Precedes)
+        call, anchor = self._atom(check.call), self._atom(check.anchor)
+        self._seen_before(call)
+        every = [f"(=> m_{anchor}_{i} sn_{call}_{i})" for i in range(h)]
+        return _conj([self._occurs(call), self._occurs(anchor), *every])
+
+
+def _pin(slot: Slot, value: Any, step: int, layout: Layout) -> list[str]:
+    """Conjuncts saying that the argument in ``slot`` at ``step`` is present and equals ``value``."""
+    present = [slot.flag(step)] if slot.optional else []
+    var = slot.var(step)
+    if slot.enum is not None:
+        if not isinstance(value, str) or value not in slot.enum:
+            return ["false"]  # a schema-valid call cannot carry it
+        return [*present, f"(= {var} {slot.enum.index(value)})"]
+    if slot.sort == "Id":
+        return [*present, f"(= {var} {layout.intern(json.dumps(value, sort_keys=True, ensure_ascii=False))})"]
+    if slot.sort == "Bool":
+        return [*present, f"(= {var} {bool_term(value)})"] if isinstance(value, bool) else ["false"]
+    if slot.sort == "Real":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return ["false"]
+        return [*present, f"(= {var} {real_term(value)})"]
+    if isinstance(value, int) and not isinstance(value, bool):  # an Int slot
+        return [*present, f"(= {var} {int_term(value)})"]
+    return ["false"]
+
+
+def _conj(parts: Sequence[str]) -> str:
+    if not parts:
+        return "true"
+    return parts[0] if len(parts) == 1 else "(and " + " ".join(parts) + ")"
+
+
+def _disj(parts: Sequence[str]) -> str:
+    if not parts:
+        return "false"
+    return parts[0] if len(parts) == 1 else "(or " + " ".join(parts) + ")"
+
+
+def encode(
+    model: WorldModel | CheckedModel | None,
+    checks: Sequence[Check],
+    bound: int,
+    initial: Mapping[str, Any] | None = None,
+    tools: Sequence[ToolSpec] | Mapping[str, ToolSpec] | None = None,
+) -> Encoding:
+    """Encode ``model`` (type-checked here if needed) and ``checks`` at ``bound``."""
+    checked = model if isinstance(model, CheckedModel) else check_model(model or WorldModel(), tools)
+    return Encoding(checked, checks, bound, initial)
+

@@ -1,0 +1,188 @@
+"""The variable layout of a bounded encoding: which tools get which index, which argument slot each tool
+parameter uses, how state variables flatten into leaves, and how strings are interned.
+
+Decisions (each measured against the straightforward encoding, see ``benchmarks/smt.py``):
+
+* **Tool index** ``t_i`` is an Int in ``0..n``; ``n`` is the no-op. Tools are the model's transitions in order,
+  then tools that only checks mention (sorted), which get an identity transition (no pre, no post).
+* **One shared argument vector per step.** A tool parameter that the world model binds or a check pins gets
+  a *slot* of its sort: ``Int``, ``Real``, ``Bool``, or ``Id``. Slots are numbered per sort within a tool, so
+  step ``i`` has ``max over tools`` slots of each sort instead of one variable per tool parameter.
+* **Interning.** Strings, and argument values the world model never computes with, only need equality, so
+  they live in the ``Id`` sort: an Int per distinct canonical JSON value (``"HWM2741"``, ``null``,
+  ``[1, 2]``), numbered in sorted order. Equality of canonical JSON text is exactly the grader's argument
+  equality. A value outside the table (a free string in a witness) is any other integer.
+* **Enums** lower to their 0-based declaration index (an Int slot plus a range constraint).
+* **Records** flatten into one leaf per scalar field; **arrays** are membership sets ``(Array E Bool)``.
+* A parameter that is not required by the tool schema (or whose tool has no schema) has a presence flag, so
+  that a pinned argument the call omits does not match, as in the grader.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mantra_env.checks import Check, atoms
+from mantra_env.checks.ast import canonical_value
+from mantra_env.errors import CheckValueError
+from mantra_env.tools import ToolSpec
+from mantra_env.worldmodel.ast import (
+    ArrayType,
+    DslType,
+    EnumType,
+    Lit,
+    RecordType,
+    ScalarType,
+    subexpressions,
+)
+from mantra_env.worldmodel.typecheck import CheckedModel
+
+SORT_CODES = {"Int": "I", "Real": "R", "Bool": "B", "Id": "S"}
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where one tool parameter lives in the step's argument vector."""
+
+    sort: str  # Int, Real, Bool or Id
+    index: int
+    enum: tuple[str, ...] | None = None  # an enum parameter: Int slot holding the value's index
+    optional: bool = True
+
+    def var(self, step: int) -> str:
+        return f"a_{step}_{SORT_CODES[self.sort]}{self.index}"
+
+    def flag(self, step: int) -> str:
+        return f"h_{step}_{SORT_CODES[self.sort]}{self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One scalar (or array) component of a state variable: ``var`` and the record field path below it."""
+
+    var: str
+    path: tuple[str, ...]
+    type: DslType
+
+
+def value_key(value: Any) -> str | None:
+    """The interning key of a JSON value (its canonical JSON text), or None if it is not a JSON value."""
+    try:
+        return json.dumps(canonical_value(value), sort_keys=True, ensure_ascii=False)
+    except (CheckValueError, TypeError, ValueError):
+        return None
+
+
+def z3_sort(dsl_type: DslType) -> str:
+    if isinstance(dsl_type, ScalarType):
+        return {"Int": "Int", "Real": "Real", "Bool": "Bool", "String": "Int"}[dsl_type.type]
+    if isinstance(dsl_type, EnumType):
+        return "Int"
+    if isinstance(dsl_type, ArrayType):
+        return f"(Array {z3_sort(dsl_type.element)} Bool)"
+    raise TypeError("records are flattened into leaves")  # pragma: no cover
+
+
+def slot_sort(dsl_type: DslType) -> str:
+    if isinstance(dsl_type, ScalarType):
+        return {"Int": "Int", "Real": "Real", "Bool": "Bool", "String": "Id"}[dsl_type.type]
+    return "Int"  # enums
+
+
+def flatten(var: str, dsl_type: DslType, path: tuple[str, ...] = ()) -> list[Leaf]:
+    if isinstance(dsl_type, RecordType):
+        return [leaf for f in dsl_type.fields for leaf in flatten(var, f.field_type, (*path, f.name))]
+    return [Leaf(var, path, dsl_type)]
+
+
+class Layout:
+    """Tool indices, argument slots, state leaves and the intern table of one encoding."""
+
+    def __init__(
+        self,
+        checked: CheckedModel,
+        checks: Sequence[Check],
+        tools: Mapping[str, ToolSpec] | None,
+        extra_tools: Iterable[str] = (),
+        extra_values: Iterable[Any] = (),
+    ) -> None:
+        model = checked.model
+        mentioned = sorted(
+            ({atom.tool for check in checks for atom in atoms(check)} | set(extra_tools))
+            - {t.tool for t in model.transitions}
+        )
+        self.tools: tuple[str, ...] = tuple(t.tool for t in model.transitions) + tuple(mentioned)
+        self.index = {tool: k for k, tool in enumerate(self.tools)}
+        self.noop = len(self.tools)
+
+        # Argument slots: bound parameters take their DSL type, pinned-only parameters the Id sort.
+        wanted: dict[str, dict[str, tuple[str, tuple[str, ...] | None]]] = {tool: {} for tool in self.tools}
+        for tool, bound in checked.params.items():
+            for bind in bound.values():
+                enum = bind.type.values if isinstance(bind.type, EnumType) else None
+                wanted[tool][bind.tool_param] = (slot_sort(bind.type), enum)
+        for check in checks:
+            for atom in atoms(check):
+                for name in atom.args:
+                    wanted[atom.tool].setdefault(name, ("Id", None))
+        self.slots: dict[str, dict[str, Slot]] = {}
+        self.slot_counts: dict[str, int] = dict.fromkeys(SORT_CODES, 0)
+        for tool, params in wanted.items():
+            spec = tools.get(tool) if tools is not None else None
+            required = set(spec.required) if spec is not None else set()
+            used: dict[str, int] = dict.fromkeys(SORT_CODES, 0)
+            self.slots[tool] = {}
+            for name in sorted(params):
+                sort, enum = params[name]
+                self.slots[tool][name] = Slot(sort, used[sort], enum, optional=name not in required)
+                used[sort] += 1
+            for sort, count in used.items():
+                self.slot_counts[sort] = max(self.slot_counts[sort], count)
+
+        self.leaves: list[Leaf] = [leaf for var in model.vars for leaf in flatten(var.name, var.var_type)]
+        self.leaf_index = {(leaf.var, leaf.path): n for n, leaf in enumerate(self.leaves)}
+
+        keys: set[str] = set()
+        for check in checks:
+            for atom in atoms(check):
+                for name, value in atom.args.items():
+                    if self.slots[atom.tool][name].sort == "Id":
+                        keys.add(json.dumps(value, sort_keys=True, ensure_ascii=False))
+        for expr in _all_exprs(checked):
+            if isinstance(expr, Lit) and isinstance(expr.value, str):
+                keys.add(json.dumps(expr.value.strip(), ensure_ascii=False))
+        for const in model.consts:
+            keys.update(_string_keys(const.value))
+        for value in extra_values:
+            keys.update(_string_keys(value))
+        self.interned: dict[str, int] = {key: n for n, key in enumerate(sorted(keys))}
+        self.by_id = {n: key for key, n in self.interned.items()}
+
+    def intern(self, key: str) -> int:
+        return self.interned[key]
+
+    def string_id(self, text: str) -> int:
+        return self.interned[json.dumps(text.strip(), ensure_ascii=False)]
+
+    def leaves_of(self, var: str, prefix: tuple[str, ...] = ()) -> list[int]:
+        """Leaf indices of ``var`` (under the record path ``prefix``), in declaration order."""
+        return [n for n, leaf in enumerate(self.leaves) if leaf.var == var and leaf.path[: len(prefix)] == prefix]
+
+
+def _string_keys(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {json.dumps(value.strip(), ensure_ascii=False)}
+    if isinstance(value, list):
+        return {key for item in value for key in _string_keys(item)}
+    if isinstance(value, dict):
+        return {key for item in value.values() for key in _string_keys(item)}
+    return set()
+
+
+def _all_exprs(checked: CheckedModel) -> list[Any]:
+    model = checked.model
+    roots = [*model.goal, *(e for t in model.transitions for e in (*t.pre, *t.post))]
+    return [node for root in roots for node in subexpressions(root)]

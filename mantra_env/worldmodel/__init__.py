@@ -1,0 +1,110 @@
+"""The world-model DSL: typed AST, parser, printer, type checker, JSON form and typed edits.
+
+Nothing here imports Z3 (the compiler is :mod:`mantra_env.smt`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from mantra_env.worldmodel.ast import (
+    ArrayType,
+    ConstDecl,
+    Contains,
+    DslType,
+    EnumType,
+    Expr,
+    FieldAccess,
+    FieldDecl,
+    Lit,
+    NextRef,
+    OpApp,
+    ParamBind,
+    ParamRef,
+    RecordType,
+    ScalarType,
+    Span,
+    Transition,
+    VarDecl,
+    VarRef,
+    WorldModel,
+)
+from mantra_env.worldmodel.diagnostics import Diagnostic, DslError, DslSyntaxError, DslTypeError
+from mantra_env.worldmodel.parser import parse_expr, parse_model
+from mantra_env.worldmodel.printer import format_expr, format_model
+from mantra_env.worldmodel.typecheck import BoundParam, CheckedModel, check_model, schema_type
+
+MODEL_ADAPTER: TypeAdapter[WorldModel] = TypeAdapter(WorldModel)
+EXPR_ADAPTER: TypeAdapter[Expr] = TypeAdapter(Expr)
+
+
+def model_to_json(model: WorldModel) -> dict[str, Any]:
+    """The JSON form of a model (spans are not part of it)."""
+    data: dict[str, Any] = MODEL_ADAPTER.dump_python(model, mode="json")
+    return data
+
+
+def model_from_json(data: Any, origin: str = "world model JSON") -> WorldModel:
+    """A model from its JSON form (a dict or a JSON string).
+
+    Raises:
+        DslSyntaxError: naming the JSON path of every problem (code ``bad_json``).
+    """
+    try:
+        if isinstance(data, str | bytes):
+            return MODEL_ADAPTER.validate_json(data)
+        return MODEL_ADAPTER.validate_python(data)
+    except ValidationError as error:
+        problems = [
+            Diagnostic("bad_json", f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}")
+            for e in error.errors()[:20]
+        ]
+        raise DslSyntaxError(problems, None, origin) from None
+
+
+def model_json_schema() -> dict[str, Any]:
+    """The JSON schema of the model's JSON form (for schema-constrained LLM output)."""
+    return MODEL_ADAPTER.json_schema()
+
+
+__all__ = [
+    "EXPR_ADAPTER",
+    "MODEL_ADAPTER",
+    "ArrayType",
+    "BoundParam",
+    "CheckedModel",
+    "ConstDecl",
+    "Contains",
+    "Diagnostic",
+    "DslError",
+    "DslSyntaxError",
+    "DslType",
+    "DslTypeError",
+    "EnumType",
+    "Expr",
+    "FieldAccess",
+    "FieldDecl",
+    "Lit",
+    "NextRef",
+    "OpApp",
+    "ParamBind",
+    "ParamRef",
+    "RecordType",
+    "ScalarType",
+    "Span",
+    "Transition",
+    "VarDecl",
+    "VarRef",
+    "WorldModel",
+    "check_model",
+    "format_expr",
+    "format_model",
+    "model_from_json",
+    "model_json_schema",
+    "model_to_json",
+    "parse_expr",
+    "parse_model",
+    "schema_type",
+]
