@@ -33,11 +33,15 @@ CV_MODEL = """\
     (post (= (next picker_assigned) true))))
 """
 # The same, made scenario-specific enough for the backward audit: only checking the requested item counts,
-# and the scenario's goal is an assigned picker.
+# and the scenario's goal is a picker assigned to one unit of that item.
 GOAL_MODEL = CV_MODEL.replace(
     "(post (= (next inventory_checked) true)))",
     '(post (= (next inventory_checked) (or inventory_checked (= (param name) "Dell UltraSharp U2723QE")))))',
-).replace("(post (= (next picker_assigned) true))))", "(post (= (next picker_assigned) true)))\n\n  (goal (= picker_assigned true)))")
+).replace(
+    "(post (= (next picker_assigned) true))))",
+    '(post (= (next picker_assigned) (or picker_assigned (and (= (param item) "HWM2741") (= (param qty) 1))))))'
+    "\n\n  (goal (= picker_assigned true)))",
+)
 INITIAL = {"inventory_checked": False, "in_stock": True, "picker_assigned": False, "requester": "Maya Torres"}
 EARLY_CHECKS = [
     CaseCheck(id="inventory", check='CALL check_inventory(item_name="Dell UltraSharp U2723QE")'),
