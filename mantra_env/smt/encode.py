@@ -27,7 +27,7 @@ from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term, state_var
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import EnumType, NextRef, RecordType, WorldModel, subexpressions
-from mantra_env.worldmodel.typecheck import CheckedModel, check_model
+from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 
 class EncodingError(ValueError):
@@ -65,8 +65,8 @@ class Encoding:
         self.pre_names: dict[str, list[list[str]]] = {}  # tool -> entry -> per-step Bool names
         self._lines: list[str] = []
         self._atoms: dict[str, int] = {}
-        self._seen: set[int] = set()
-        self._later: set[int] = set()
+        self._seen_done: set[int] = set()
+        self._later_done: set[int] = set()
         self._emit_declarations()
         self._emit_structure()
         self._emit_transitions()
@@ -131,11 +131,12 @@ class Encoding:
         for k, tool in enumerate(self.layout.tools):
             transition = model.transition(tool)
             slots = self.layout.slots[tool]
-            locals_ = {
-                bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()
-            }
+            locals_ = {bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()}
             modified = {
-                e.name for e in (transition.post if transition else ()) for e in subexpressions(e) if isinstance(e, NextRef)
+                e.name
+                for e in (transition.post if transition else ())
+                for e in subexpressions(e)
+                if isinstance(e, NextRef)
             }
             frame = self._carry(n for n, leaf in enumerate(self.layout.leaves) if leaf.var not in modified)
             pre_steps: list[str] = []
@@ -175,11 +176,9 @@ class Encoding:
                 self._emit(f"(assert (= {state_var(0, n)} {part}))")
 
     def _initial_parts(self, value: Any, var_type: Any, where: str) -> list[str]:
-        from mantra_env.worldmodel.typecheck import _value_problem
-
         if isinstance(value, float) and value.is_integer() and getattr(var_type, "type", None) == "Int":
             value = int(value)
-        problem = _value_problem(value, var_type)
+        problem = value_problem(value, var_type)
         if problem:
             raise EncodingError(f"initial value of {where}: {problem}")
         if isinstance(var_type, RecordType):
@@ -213,9 +212,9 @@ class Encoding:
 
     def _seen_before(self, x: int) -> None:
         """``sn_x_i``: some step before ``i`` matches atom ``x`` (``sn_x_0`` is false)."""
-        if x in self._seen:
+        if x in self._seen_done:
             return
-        self._seen.add(x)
+        self._seen_done.add(x)
         self._declare(f"sn_{x}_0", "Bool")
         self._emit(f"(assert (not sn_{x}_0))")
         for i in range(1, self.bound + 1):
@@ -224,9 +223,9 @@ class Encoding:
 
     def _later(self, x: int) -> None:
         """``lt_x_i``: some step after ``i`` matches atom ``x`` (``lt_x_{h-1}`` is false)."""
-        if x in self._later:
+        if x in self._later_done:
             return
-        self._later.add(x)
+        self._later_done.add(x)
         h = self.bound
         self._declare(f"lt_{x}_{h - 1}", "Bool")
         self._emit(f"(assert (not lt_{x}_{h - 1}))")
@@ -310,4 +309,3 @@ def encode(
     """Encode ``model`` (type-checked here if needed) and ``checks`` at ``bound``."""
     checked = model if isinstance(model, CheckedModel) else check_model(model or WorldModel(), tools)
     return Encoding(checked, checks, bound, initial)
-

@@ -163,7 +163,9 @@ class CaseSolver:
         if answer == z3.unsat:
             status: Status = "infeasible" if query == "witness" else "consistent"
             return self._result(query, status, check_id, started), None
-        return self._result(query, "found" if query == "witness" else "conflict", check_id, started), self.solver.model()
+        return self._result(
+            query, "found" if query == "witness" else "conflict", check_id, started
+        ), self.solver.model()
 
     def _result(
         self, query: Any, status: Status, check_id: str | None, started: float, reason: str = ""
@@ -300,7 +302,7 @@ class CaseSolver:
 
     def _decode_slot(self, model: z3.ModelRef, name: str, sort: str, enum: tuple[str, ...] | None) -> JsonValue:
         if sort == "Bool":
-            return z3.is_true(model.eval(self._bool(name), model_completion=True))
+            return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
         if sort == "Real":
             value = model.eval(z3.Real(name, self._ctx), model_completion=True)
             return _real(value)
@@ -361,7 +363,7 @@ class CaseSolver:
 
 
 def _real(value: z3.ExprRef) -> JsonValue:
-    fraction = value.as_fraction()  # type: ignore[attr-defined]
+    fraction = value.as_fraction()
     return int(fraction) if fraction.denominator == 1 else float(fraction)
 
 

@@ -64,10 +64,6 @@ class Span:
 SpanField = Annotated[SkipJsonSchema[Span | None], Field(exclude=True)]
 
 
-def _no_span() -> Any:
-    return field(default=None, compare=False, repr=False)
-
-
 # --- types ---------------------------------------------------------------------------------------------------
 
 
@@ -76,7 +72,7 @@ class ScalarType:
     """``Int``, ``Real``, ``Bool`` or ``String``."""
 
     type: Literal["Int", "Real", "Bool", "String"]
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +81,7 @@ class EnumType:
 
     values: tuple[str, ...]
     type: Literal["Enum"] = "Enum"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +90,7 @@ class FieldDecl:
 
     name: str
     field_type: DslType
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +99,7 @@ class RecordType:
 
     fields: tuple[FieldDecl, ...]
     type: Literal["Record"] = "Record"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
     def field_type(self, name: str) -> DslType | None:
         for decl in self.fields:
@@ -118,7 +114,7 @@ class ArrayType:
 
     element: DslType
     type: Literal["Array"] = "Array"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 DslType: TypeAlias = Annotated[ScalarType | EnumType | RecordType | ArrayType, Field(discriminator="type")]
@@ -156,7 +152,7 @@ class Lit:
 
     value: LiteralValue
     node: Literal["literal"] = "literal"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Lit) and type(self.value) is type(other.value) and self.value == other.value
@@ -171,7 +167,7 @@ class VarRef:
 
     name: str
     node: Literal["var_ref"] = "var_ref"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +176,7 @@ class ParamRef:
 
     name: str
     node: Literal["param_ref"] = "param_ref"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +185,7 @@ class NextRef:
 
     name: str
     node: Literal["next_ref"] = "next_ref"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +195,7 @@ class OpApp:
     symbol: Operator
     args: tuple[Expr, ...]
     node: Literal["op"] = "op"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +205,7 @@ class FieldAccess:
     record: Expr
     name: str
     node: Literal["field"] = "field"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,10 +215,12 @@ class Contains:
     array: Expr
     element: Expr
     node: Literal["contains"] = "contains"
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
-Expr: TypeAlias = Annotated[Lit | VarRef | ParamRef | NextRef | OpApp | FieldAccess | Contains, Field(discriminator="node")]
+Expr: TypeAlias = Annotated[
+    Lit | VarRef | ParamRef | NextRef | OpApp | FieldAccess | Contains, Field(discriminator="node")
+]
 EXPR_NODES: tuple[type, ...] = (Lit, VarRef, ParamRef, NextRef, OpApp, FieldAccess, Contains)
 
 # A constant's value: a literal, a list of values for an array, an object of field values for a record.
@@ -239,7 +237,7 @@ class ConstDecl:
     name: str
     const_type: DslType
     value: ConstValue
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +246,7 @@ class VarDecl:
 
     name: str
     var_type: DslType
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +255,7 @@ class ParamBind:
 
     tool_param: str
     local: str
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +268,7 @@ class Transition:
     params: tuple[ParamBind, ...] = ()
     pre: tuple[Expr, ...] = ()
     post: tuple[Expr, ...] = ()
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
     def local(self, name: str) -> ParamBind | None:
         for bind in self.params:
@@ -289,7 +287,7 @@ class WorldModel:
     vars: tuple[VarDecl, ...] = ()
     transitions: tuple[Transition, ...] = ()
     goal: tuple[Expr, ...] = ()
-    span: SpanField = _no_span()
+    span: SpanField = field(default=None, compare=False, repr=False)
 
     def transition(self, tool: str) -> Transition | None:
         for transition in self.transitions:

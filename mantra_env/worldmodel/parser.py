@@ -302,7 +302,8 @@ class _Converter:
                     "bad_value",
                     f"`{item.text}` is not a value",
                     item.span,
-                    'a constant\'s value is a literal (1, 2.5, true, "text"), a list (v ...) or a record ((field v) ...)',
+                    'a constant\'s value is a literal (1, 2.5, true, "text"), a list (v ...) '
+                    "or a record ((field v) ...)",
                 )
             return value
         first = item.items[0] if item.items else None

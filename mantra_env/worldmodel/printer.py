@@ -87,10 +87,7 @@ def format_model(model: WorldModel) -> str:
     if model.consts:
         pad = max(len(c.name) for c in model.consts)
         groups.append(
-            [
-                f"  (const {c.name.ljust(pad)} {type_text(c.const_type)} {format_value(c.value)})"
-                for c in model.consts
-            ]
+            [f"  (const {c.name.ljust(pad)} {type_text(c.const_type)} {format_value(c.value)})" for c in model.consts]
         )
     if model.vars:
         pad = max(len(v.name) for v in model.vars)

@@ -198,7 +198,7 @@ class _Checker:
         return ok
 
     def check_value(self, value: ConstValue, dsl_type: DslType, where: str, span: Span | None) -> None:
-        problem = _value_problem(value, dsl_type)
+        problem = value_problem(value, dsl_type)
         if problem:
             self.report("bad_value", f"{where}: {problem}", span, f"give a value of type {type_text(dsl_type)}")
 
@@ -260,7 +260,7 @@ class _Checker:
                 "not_bool",
                 f"every {where} entry must be a Bool condition, not a {type_text(found)} value",
                 expr.span,
-                "compare it with something, e.g. (= status \"NONE\")",
+                'compare it with something, e.g. (= status "NONE")',
             )
 
     def note(self, expr: Expr, found: DslType) -> DslType:
@@ -444,9 +444,12 @@ class _Checker:
         self.report("unknown_name", f"{name} is not a declared state variable or constant", span, hint)
 
 
-def _value_problem(value: ConstValue, dsl_type: DslType) -> str:
+def value_problem(value: ConstValue, dsl_type: DslType) -> str:
+    """Why ``value`` is not a value of ``dsl_type`` ('' if it is)."""
     if isinstance(dsl_type, ScalarType):
-        expected = {"Int": int, "Real": (int, float), "Bool": bool, "String": str}[dsl_type.type]
+        expected: type | tuple[type, ...] = {"Int": int, "Real": (int, float), "Bool": bool, "String": str}[
+            dsl_type.type
+        ]
         if isinstance(value, bool) and dsl_type.type != "Bool":
             return f"{value!r} is not a {dsl_type.type}"
         if not isinstance(value, expected) or (isinstance(value, float) and not math.isfinite(value)):
@@ -457,13 +460,13 @@ def _value_problem(value: ConstValue, dsl_type: DslType) -> str:
     if isinstance(dsl_type, ArrayType):
         if not isinstance(value, list):
             return f"{value!r} is not a list"
-        return next((p for p in (_value_problem(v, dsl_type.element) for v in value) if p), "")
+        return next((p for p in (value_problem(v, dsl_type.element) for v in value) if p), "")
     if not isinstance(value, dict):
         return f"{value!r} is not a record ((field value) ...)"
     names = {f.name for f in dsl_type.fields}
     if set(value) != names:
         return f"record fields {sorted(value)} differ from the type's {sorted(names)}"
-    return next((p for f in dsl_type.fields if (p := _value_problem(value[f.name], f.field_type))), "")
+    return next((p for f in dsl_type.fields if (p := value_problem(value[f.name], f.field_type))), "")
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:
