@@ -444,12 +444,13 @@ class _Checker:
         self.report("unknown_name", f"{name} is not a declared state variable or constant", span, hint)
 
 
+_PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"Int": int, "Real": (int, float), "Bool": bool, "String": str}
+
+
 def value_problem(value: ConstValue, dsl_type: DslType) -> str:
     """Why ``value`` is not a value of ``dsl_type`` ('' if it is)."""
     if isinstance(dsl_type, ScalarType):
-        expected: type | tuple[type, ...] = {"Int": int, "Real": (int, float), "Bool": bool, "String": str}[
-            dsl_type.type
-        ]
+        expected = _PYTHON_TYPES[dsl_type.type]
         if isinstance(value, bool) and dsl_type.type != "Bool":
             return f"{value!r} is not a {dsl_type.type}"
         if not isinstance(value, expected) or (isinstance(value, float) and not math.isfinite(value)):
