@@ -72,6 +72,10 @@ class ValidationRecord(BaseModel):
     backward: Literal["consistent", "conflict", "unknown"] | None = None
     rounds: int = Field(default=0, ge=0)
     history: list[dict[str, JsonValue]] = Field(default_factory=list)
+    locks: list[str] = Field(
+        default_factory=list,
+        description="World-model parts a human edited (var:NAME, pre:TOOL, ...); automated edits may not change them.",
+    )
 
 
 class Provenance(BaseModel):

@@ -16,6 +16,8 @@ from mantra_env.case import SCHEMA_VERSION, Case, SuiteManifest
 from mantra_env.checks import Check
 from mantra_env.trace import Trace
 from mantra_env.verdict import VERDICT_ADAPTER
+from mantra_env.worldmodel import MODEL_ADAPTER
+from mantra_env.worldmodel.edits import EDIT_ADAPTER
 
 SCHEMA_DIR = Path(__file__).parent
 
@@ -25,6 +27,8 @@ EXPORTED: dict[str, type[BaseModel] | TypeAdapter[Any]] = {
     "check": TypeAdapter(Check),
     "trace": Trace,
     "verdict": VERDICT_ADAPTER,
+    "world-model": MODEL_ADAPTER,
+    "edit": EDIT_ADAPTER,
 }
 
 

@@ -383,10 +383,33 @@ def parse_expr(text: str, origin: str = "expression") -> Expr:
     Raises:
         DslSyntaxError: if the text is not exactly one well-formed expression.
     """
+    converter, form = _parse_one(text, origin, "expression")
+    return converter.expr(form)
+
+
+def _parse_one(text: str, origin: str, what: str) -> tuple[_Converter, _SExpr]:
     source = _Source(text, origin)
     forms = _read_forms(source)
     if len(forms) != 1:
-        source.fail(
-            "bad_expression", f"expected one expression, found {len(forms)}", forms[1].span if forms[1:] else None
-        )
-    return _Converter(source).expr(forms[0])
+        source.fail(f"bad_{what}", f"expected one {what}, found {len(forms)}", forms[1].span if forms[1:] else None)
+    return _Converter(source), forms[0]
+
+
+def parse_type(text: str, origin: str = "type") -> DslType:
+    """Parse one DSL type, e.g. ``(Enum "NONE" "BOOKED")`` (typed edits carry types as text)."""
+    converter, form = _parse_one(text, origin, "type")
+    return converter.type(form)
+
+
+def parse_value(text: str, origin: str = "value") -> ConstValue:
+    """Parse one constant value: a literal, ``(v ...)`` or ``((field v) ...)``."""
+    converter, form = _parse_one(text, origin, "value")
+    return converter.value(form)
+
+
+def parse_transition(text: str, origin: str = "transition") -> Transition:
+    """Parse one ``(transition ...)`` clause."""
+    converter, form = _parse_one(text, origin, "transition")
+    if not isinstance(form, _List) or _head(form) != "transition":
+        converter.fail("bad_transition", "expected (transition TOOL ...)", form.span)
+    return converter.transition(form)
