@@ -264,7 +264,10 @@ def _apply(draft: Draft, edit: Edit) -> tuple[WorldModel, tuple[CaseCheck, ...]]
                 entries[edit.index] = parse_expr(edit.expr, f"{edit.section} of {edit.tool}")
             else:
                 del entries[edit.index]
-        changed = dataclasses.replace(transition, **{edit.section: tuple(entries)})
+        if edit.section == "pre":
+            changed = dataclasses.replace(transition, pre=tuple(entries))
+        else:
+            changed = dataclasses.replace(transition, post=tuple(entries))
         return _with_transition(model, edit.tool, changed), checks
     if isinstance(edit, AddTransition):
         transition = parse_transition(edit.transition)
