@@ -29,12 +29,15 @@ typecheck: $(STAMP)
 schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.schemas --check
 	$(BIN)/python -m mantra_env.domains --check
+	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
 test: lint typecheck schemas
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grader.py
+	$(BIN)/python benchmarks/env.py
+	$(BIN)/python benchmarks/smt.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from mantra_env.case import Suite, load_suite
 from mantra_env.errors import MantraError
 from mantra_env.toolkit import Toolkit
+from mantra_env.tools import ToolSpec
 
 
 class DomainError(MantraError, LookupError):
@@ -39,6 +40,10 @@ class Domain:
     base_data: dict[str, Any]
     suite_dirs: dict[str, Path] = field(default_factory=dict)
     """Suite name -> folder with suite.jsonl and manifest.json."""
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The domain's tools as agents see them (derived from the toolkit's code)."""
+        return self.toolkit(self.fresh_database()).tool_specs()
 
     def fresh_database(self, patch: Sequence[dict[str, Any]] | None = None) -> BaseModel:
         """A new database (deep copy of the base data, ``patch`` applied, then validated)."""

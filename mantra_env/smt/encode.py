@@ -18,6 +18,7 @@ Python grader on random traces.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -111,6 +112,11 @@ class Encoding:
             if carry_all:
                 self._emit(f"(assert (=> (= t_{i} {n}) (and {carry_all.format(i=i, j=i + 1)})))")
             for tool, slots in self.layout.slots.items():
+                for slot in slots.values():
+                    if slot.has_default:
+                        value = _conj(_pin(dataclasses.replace(slot, optional=False), slot.default, i, self.layout))
+                        called = f"(= t_{i} {self.layout.index[tool]})"
+                        self._emit(f"(assert (=> (and {called} (not {slot.flag(i)})) {value}))")
                 ranges = [
                     f"(<= 0 {slot.var(i)}) (< {slot.var(i)} {len(slot.enum)})" for slot in slots.values() if slot.enum
                 ]

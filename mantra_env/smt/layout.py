@@ -51,6 +51,8 @@ class Slot:
     index: int
     enum: tuple[str, ...] | None = None  # an enum parameter: Int slot holding the value's index
     optional: bool = True
+    has_default: bool = False  # an omitted optional argument takes the schema's default (the tool's behaviour)
+    default: Any = None
 
     def var(self, step: int) -> str:
         return f"a_{step}_{SORT_CODES[self.sort]}{self.index}"
@@ -137,7 +139,15 @@ class Layout:
             self.slots[tool] = {}
             for name in sorted(params):
                 sort, enum = params[name]
-                self.slots[tool][name] = Slot(sort, used[sort], enum, optional=name not in required)
+                schema = (spec.param_schema(name) if spec is not None else None) or {}
+                self.slots[tool][name] = Slot(
+                    sort,
+                    used[sort],
+                    enum,
+                    optional=name not in required,
+                    has_default="default" in schema and name not in required,
+                    default=schema.get("default"),
+                )
                 used[sort] += 1
             for sort, count in used.items():
                 self.slot_counts[sort] = max(self.slot_counts[sort], count)
@@ -146,6 +156,10 @@ class Layout:
         self.leaf_index = {(leaf.var, leaf.path): n for n, leaf in enumerate(self.leaves)}
 
         keys: set[str] = set()
+        for slots in self.slots.values():
+            for slot in slots.values():
+                if slot.has_default and slot.sort == "Id" and slot.enum is None:
+                    keys.add(json.dumps(slot.default, sort_keys=True, ensure_ascii=False))
         for check in checks:
             for atom in atoms(check):
                 for name, value in atom.args.items():

@@ -31,7 +31,7 @@ HAPPY = [
     ("get_regional_override", {"region": "EMEA"}, lambda r: r["limit"] == 2500),
     ("request_license", {"software_id": "SW-310", "employee_id": "E1001", "request_id": "SW-7703"}, lambda r: r["license"] == "LIC-0001"),
     ("assign_warehouse_picker", {"item_id": "HWM2741", "quantity": 1}, lambda r: r["pick"] == "PICK-0001"),
-    ("fulfil_internally", {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1}, lambda r: "fulfilment" in r),
+    ("fulfil_internally", {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1, "source": "warehouse"}, lambda r: "fulfilment" in r),
     ("create_purchase_order", {"item_id": "HWC9305", "quantity": 1, "priority": "standard"}, lambda r: r["purchase_order"] == "PO-00001"),
     ("set_delivery_options", {"item_id": "HWC9305", "address": "4100 Blake Street, Denver, CO 80216", "signature_required": True, "delivery_window": "business_hours"}, lambda r: "delivery" in r),
     ("book_travel", {"employee_id": "E1003", "destination": "Paris, France", "depart_date": "2026-12-01", "return_date": "2026-12-03", "cost": 2100, "request_id": "TR-5501"}, lambda r: "booking" in r),
@@ -69,7 +69,7 @@ def test_tool_happy_path(tool: str, args: dict[str, Any], ok: Any) -> None:
         ("get_regional_override", {"region": "MARS"}, "invalid_arguments"),
         ("request_license", {"software_id": "SW-310", "employee_id": "E1001", "request_id": "NOPE"}, "not_found"),
         ("assign_warehouse_picker", {"item_id": "HWC9305", "quantity": 1}, "illegal_state"),
-        ("fulfil_internally", {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 99}, "illegal_state"),
+        ("fulfil_internally", {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 99, "source": "warehouse"}, "illegal_state"),
         ("create_purchase_order", {"item_id": "HWC9305", "quantity": 0, "priority": "standard"}, "invalid_arguments"),
         ("set_delivery_options", {"item_id": "HWC9305", "address": " ", "signature_required": True, "delivery_window": "evening"}, "invalid_arguments"),
         ("book_travel", {"employee_id": "E1003", "destination": "Paris", "depart_date": "2026-12-03", "return_date": "2026-12-01", "cost": 1.0, "request_id": "TR-5501"}, "invalid_arguments"),
@@ -121,7 +121,7 @@ def test_fig1_case1_episode_in_the_real_domain() -> None:
     for action in [
         {"tool": "check_inventory", "arguments": {"item_name": "Dell UltraSharp U2723QE"}},
         {"tool": "assign_warehouse_picker", "arguments": {"item_id": "HWM2741", "quantity": 1}},
-        {"tool": "fulfil_internally", "arguments": {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1}},
+        {"tool": "fulfil_internally", "arguments": {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1, "source": "warehouse"}},
         {"tool": "update_request_status", "arguments": {"request_id": "HW-2841", "status": "fulfilled"}},
     ]:
         assert "error" not in json.loads(env.step(action)[0])

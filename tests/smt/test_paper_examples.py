@@ -12,7 +12,7 @@ from mantra_env.smt import CaseSolver
 from mantra_env.worldmodel import check_model, format_model, parse_model
 from tests.worldmodel.paper import PAPER_MODEL, PAPER_TOOLS
 
-OPERATIONS_TOOLS = load_domain("operations").toolkit.tool_specs()
+OPERATIONS_TOOLS = load_domain("operations").tool_specs()
 
 # The in-stock hardware case of Fig. 1: picker assignment needs the inventory to have been checked.
 CV_MODEL = """\

@@ -194,7 +194,7 @@ class OperationsToolkit(Toolkit):
 
     @tool(kind="write")
     def fulfil_internally(
-        self, request_id: str, item_id: str, quantity: int, source: Literal["warehouse", "refurbished"] = "warehouse"
+        self, request_id: str, item_id: str, quantity: int, source: Literal["warehouse", "refurbished"]
     ) -> dict[str, str]:
         """Fulfil a hardware request from the company's own stock (warehouse or refurbished units).
 

@@ -1,0 +1,194 @@
+"""Scripted agents that calibrate a suite: an oracle that proves every case solvable, and baselines that must
+fail (no-op, random, write-first).
+
+Every scripted agent is a *policy* over the environment's own action format (one JSON tool call or a final
+answer per step), so it runs through exactly the code path a model-backed agent does.
+
+The oracle's plan
+    The tool sequence is the compliant witness of the case's SMT encoding (world model ∧ goal ∧ every check,
+    shortest trace). Arguments are filled per call, in this order:
+
+    1. arguments that some check pins for that tool take the witness's value (the solver chose the pinned
+       value, so the call matches the check);
+    2. the case's ``argument_bindings[tool]`` fill the arguments the checks leave open (addresses, dates,
+       free text: values the checks deliberately do not pin, see the paper on brittle checks);
+    3. any other concrete witness value (e.g. a quantity the world model fixes) is used as is.
+
+    A required parameter still missing is an :class:`OracleError` naming the case, tool and parameter.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mantra_env.case import Case
+from mantra_env.errors import MantraError
+from mantra_env.smt import CaseSolver, Witness
+from mantra_env.tools import ToolSpec
+
+Action = dict[str, Any]
+FINAL = {"final_answer": "done"}
+
+
+class OracleError(MantraError, ValueError):
+    """The oracle cannot build a plan for a case (no compliant witness, or an argument it cannot fill)."""
+
+
+class ScriptedPolicy(ABC):
+    """A policy that acts from the case, the tool specs and the observations; ``start`` begins an episode."""
+
+    name: str = "scripted"
+
+    @abstractmethod
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None: ...
+
+    @abstractmethod
+    def act(self, observation: str) -> Action: ...
+
+
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(("<value #", "<enum #"))
+
+
+def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None) -> list[Action]:
+    """The oracle's tool calls for ``case`` (see the module docstring)."""
+    horizon = bound or case.validation.trace_bound or 16
+    initial = {**case.scenario.external, **case.scenario.internal}
+    result = CaseSolver(case.world_model, case.checks, horizon, initial, tools).compliant_witness()
+    if result.status != "found" or result.witness is None:
+        raise OracleError(f"case {case.id}: no compliant trace within {horizon} steps ({result.status})")
+    return plan_from_witness(case, result.witness, tools)
+
+
+def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -> list[Action]:
+    specs = {spec.name: spec for spec in tools}
+    pinned: dict[str, set[str]] = {}
+    for entry in case.checks:
+        for atom in entry.check.atoms:
+            pinned.setdefault(atom.tool, set()).update(atom.args)
+    plan: list[Action] = []
+    for step, call in enumerate(witness.calls):
+        args: dict[str, Any] = {
+            name: value
+            for name, value in call.args.items()
+            if name in pinned.get(call.tool, set()) and not _is_placeholder(value)
+        }
+        for name, value in case.argument_bindings.get(call.tool, {}).items():
+            args.setdefault(name, value)
+        for name, value in call.args.items():
+            if not _is_placeholder(value):
+                args.setdefault(name, value)
+        spec = specs.get(call.tool)
+        missing = [name for name in (spec.required if spec else []) if name not in args]
+        if missing:
+            raise OracleError(
+                f"case {case.id}: step {step} calls {call.tool} but nothing gives {', '.join(missing)}; "
+                f"add them to argument_bindings.{call.tool}"
+            )
+        plan.append({"tool": call.tool, "arguments": args})
+    return plan
+
+
+class OraclePolicy(ScriptedPolicy):
+    """Replays the compliant SMT witness with arguments filled as the module docstring says."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._plan: list[Action] = []
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        self._plan = oracle_plan(case, tools)
+
+    def act(self, observation: str) -> Action:
+        return self._plan.pop(0) if self._plan else dict(FINAL)
+
+
+class NoopPolicy(ScriptedPolicy):
+    """Answers at once without calling a tool: fails every case with a required call."""
+
+    name = "noop"
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        pass
+
+    def act(self, observation: str) -> Action:
+        return dict(FINAL)
+
+
+def _random_value(schema: dict[str, Any], rng: np.random.Generator) -> Any:
+    if "enum" in schema:
+        return schema["enum"][int(rng.integers(len(schema["enum"])))]
+    kind = schema.get("type")
+    if kind == "integer":
+        return int(rng.integers(0, 4))
+    if kind == "number":
+        return float(rng.integers(0, 5000))
+    if kind == "boolean":
+        return bool(rng.integers(2))
+    if "anyOf" in schema:
+        return _random_value(schema["anyOf"][int(rng.integers(len(schema["anyOf"])))], rng)
+    if kind == "null":
+        return None
+    return f"x{int(rng.integers(1000))}"
+
+
+class RandomPolicy(ScriptedPolicy):
+    """Calls random tools with random schema-valid arguments, then answers (a floor for every metric)."""
+
+    name = "random"
+
+    def __init__(self, calls: int = 6) -> None:
+        self.calls = calls
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        self._plan = []
+        for _ in range(self.calls):
+            spec = tools[int(rng.integers(len(tools)))]
+            args = {name: _random_value(schema, rng) for name, schema in spec.properties.items()}
+            self._plan.append({"tool": spec.name, "arguments": args})
+
+    def act(self, observation: str) -> Action:
+        return self._plan.pop(0) if self._plan else dict(FINAL)
+
+
+class WriteFirstPolicy(ScriptedPolicy):
+    """The oracle's calls with every write moved before every read: the premature-write baseline."""
+
+    name = "write-first"
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        kinds = {spec.name: spec.kind for spec in tools}
+        plan = oracle_plan(case, tools)
+        self._plan = [a for a in plan if kinds.get(a["tool"]) == "write"] + [
+            a for a in plan if kinds.get(a["tool"]) != "write"
+        ]
+
+    def act(self, observation: str) -> Action:
+        return self._plan.pop(0) if self._plan else dict(FINAL)
+
+
+SCRIPTED: dict[str, type[ScriptedPolicy]] = {
+    policy.name: policy for policy in (OraclePolicy, NoopPolicy, RandomPolicy, WriteFirstPolicy)
+}
+
+
+def action_text(action: Action) -> str:
+    return json.dumps(action, ensure_ascii=False)
+
+
+def play(env: Any, policy: ScriptedPolicy, case: str | int, seed: int = 0) -> dict[str, Any]:
+    """One episode of ``policy`` on ``case`` of a :class:`~mantra_env.env.MantraEnv`; returns the final info
+    (``trace``, ``verdict``) plus ``reward``."""
+    observation, info = env.reset(seed=seed, options={"case": case})
+    tools = [ToolSpec.model_validate(spec) for spec in json.loads(observation)["tools"]]
+    policy.start(env.case, tools, env.np_random)
+    while True:
+        observation, reward, terminated, truncated, info = env.step(action_text(policy.act(observation)))
+        if terminated or truncated:
+            return {**info, "reward": reward}

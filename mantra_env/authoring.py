@@ -1,0 +1,226 @@
+"""Hand-written suites: a readable YAML source → a suite folder validated by the SMT engine.
+
+The YAML source (``source.yaml`` beside ``suite.jsonl``) lists cases with their scenario, checks (text form),
+world model, argument bindings and database patch. Shared world models are written once under
+``world_models:`` and referenced by name; a case adds its scenario's ``goal`` conditions to it. Building a
+suite runs, for every case at the trace bound, the forward query, the backward audit of every check and the
+compliant-witness query, and writes the outcome into the case's validation record. A case that does not
+validate is an error that shows the solver's witness, so the author can fix the checks or the model.
+
+``python -m mantra_env.authoring SOURCE.yaml`` rebuilds; ``--check`` fails if ``suite.jsonl`` is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
+from mantra_env.domains import load_domain
+from mantra_env.errors import MantraError
+from mantra_env.smt import CaseSolver, QueryResult
+from mantra_env.tools import ToolSpec
+
+DEFAULT_BOUND = 16
+
+
+class AuthoringError(MantraError, ValueError):
+    """A suite source is malformed or one of its cases does not validate."""
+
+
+class CaseSource(BaseModel):
+    """One hand-written case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    prompt: str
+    external: dict[str, JsonValue] = Field(default_factory=dict)
+    internal: dict[str, JsonValue] = Field(default_factory=dict)
+    checks: dict[str, str] = Field(min_length=1, description="Check id → check text.")
+    world_model: str = Field(description="A name under world_models, or the model's DSL text.")
+    goal: list[str] = Field(default_factory=list, description="Goal conditions added to the world model.")
+    argument_bindings: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+    database_patch: list[dict[str, JsonValue]] | None = None
+    notes: str = ""
+
+
+class SuiteSource(BaseModel):
+    """A whole source file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    domain: str
+    description: str = ""
+    version: int = 0
+    bound: int = Field(default=DEFAULT_BOUND, ge=1)
+    world_models: dict[str, str] = Field(default_factory=dict)
+    valuation_defaults: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict, description="Valuations to reuse: YAML anchors merged into cases with '<<: *name'."
+    )
+    cases: list[CaseSource] = Field(min_length=1)
+
+
+def load_source(path: Path) -> SuiteSource:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise AuthoringError(f"{path}: cannot read: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise AuthoringError(f"{path}: not valid YAML: {error}") from None
+    try:
+        return SuiteSource.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+        raise AuthoringError(f"{path}: {problems}") from None
+
+
+def world_model_text(source: SuiteSource, case: CaseSource) -> str:
+    """The case's complete world model: the shared model (or inline text) with the case's goal appended."""
+    text = source.world_models.get(case.world_model, case.world_model).rstrip()
+    if not case.goal:
+        return text + "\n"
+    if not text.endswith(")"):
+        raise AuthoringError(f"case {case.id}: its world model does not end with ')'")
+    goal = "\n\n  (goal " + "\n        ".join(case.goal) + ")"
+    return text[:-1] + goal + ")\n"
+
+
+def initial_state(case: CaseSource | Case) -> dict[str, Any]:
+    """The scenario valuation that pins the initial state (external and internal variables together)."""
+    scenario = case.scenario if isinstance(case, Case) else case
+    return {**scenario.external, **scenario.internal}
+
+
+def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[ValidationRecord, list[QueryResult]]:
+    """Run the forward, backward and compliant-witness queries for ``case`` at ``bound``."""
+    solver = CaseSolver(case.world_model, case.checks, bound, initial_state(case), tools)
+    forward = solver.forward()
+    backward = solver.backward_all()
+    witness = solver.compliant_witness()
+    results = [forward, *backward, witness]
+    backward_status = (
+        "unknown" if any(r.status == "unknown" for r in backward)
+        else "conflict" if any(r.status == "conflict" for r in backward)
+        else "consistent"
+    )  # fmt: skip
+    ok = forward.status == "consistent" and backward_status == "consistent" and witness.status == "found"
+    record = ValidationRecord(
+        status="validated" if ok else "awaiting_human",
+        trace_bound=bound,
+        forward=forward.status if forward.status != "found" else None,
+        backward=backward_status,
+        history=[{"query": r.query, "check_id": r.check_id, "status": r.status} for r in results],
+    )
+    return record, results
+
+
+def build_suite(source_path: Path) -> Suite:
+    """Build and validate every case of a source file (raises :class:`AuthoringError` listing failures)."""
+    source = load_source(source_path)
+    domain = load_domain(source.domain)
+    tools = domain.tool_specs()
+    cases: list[Case] = []
+    failures: list[str] = []
+    for entry in source.cases:
+        try:
+            case = Case(
+                id=entry.id,
+                domain=source.domain,
+                scenario=Scenario(prompt=entry.prompt, external=entry.external, internal=entry.internal),
+                checks=[CaseCheck(id=cid, check=text, author="human") for cid, text in entry.checks.items()],
+                world_model=world_model_text(source, entry),
+                relevant_tools=sorted({a.tool for c in entry.checks.values() for a in _atoms(c)}),
+                database_patch=entry.database_patch,
+                argument_bindings=entry.argument_bindings,
+                provenance=Provenance(source="hand-written", notes=entry.notes),
+            )
+        except (ValidationError, MantraError) as error:
+            failures.append(f"case {entry.id}: {error}")
+            continue
+        try:
+            record, results = validate_case(case, tools, source.bound)
+        except MantraError as error:
+            failures.append(f"case {entry.id}: {error}")
+            continue
+        if record.status != "validated":
+            failures.append(f"case {entry.id} does not validate:\n" + _explain(results))
+            continue
+        cases.append(case.model_copy(update={"validation": record}))
+    if failures:
+        raise AuthoringError(f"{source_path}: {len(failures)} case(s) failed\n\n" + "\n\n".join(failures))
+    manifest = SuiteManifest(
+        name=source.name,
+        domain=source.domain,
+        version=source.version,
+        description=source.description,
+        case_count=len(cases),
+        stage_counts={"written": len(source.cases), "validated": len(cases), "final": len(cases)},
+    )
+    return Suite(manifest=manifest, cases=cases)
+
+
+def _atoms(text: str) -> list[Any]:
+    from mantra_env.checks import parse_check
+
+    return list(parse_check(text).atoms)
+
+
+def _explain(results: list[QueryResult]) -> str:
+    lines = []
+    for result in results:
+        bad = result.status in ("conflict", "unknown", "infeasible")
+        if not bad:
+            continue
+        title = f"{result.query}{' ' + result.check_id if result.check_id else ''}: {result.status}"
+        lines.append(title + (f" ({result.reason})" if result.reason else ""))
+        if result.witness is not None:
+            lines += ["    " + line for line in result.witness.render().splitlines()]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mantra_env.authoring", description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", type=Path, help="source.yaml files; the suite is written beside each")
+    parser.add_argument("--check", action="store_true", help="fail if a written suite differs from its source")
+    args = parser.parse_args(argv)
+    status = 0
+    for source_path in args.sources:
+        try:
+            suite = build_suite(source_path)
+        except MantraError as error:
+            print(error, file=sys.stderr)
+            status = 1
+            continue
+        folder = source_path.parent
+        if args.check:
+            with tempfile.TemporaryDirectory() as scratch:
+                write_suite(suite, Path(scratch))
+                stale = [
+                    name
+                    for name in ("suite.jsonl", "manifest.json")
+                    if not (folder / name).exists()
+                    or (folder / name).read_bytes() != (Path(scratch) / name).read_bytes()
+                ]
+            if stale:
+                print(
+                    f"{folder}: {', '.join(stale)} stale; run python -m mantra_env.authoring {source_path}",
+                    file=sys.stderr,
+                )
+                status = 1
+            continue
+        write_suite(suite, folder)
+        print(f"wrote {folder} ({len(suite.cases)} cases, all validated at h={suite.cases[0].validation.trace_bound})")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
