@@ -103,8 +103,8 @@ def initial_state(case: CaseSource | Case) -> dict[str, Any]:
 def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[ValidationRecord, list[QueryResult]]:
     """Run the forward, backward and compliant-witness queries for ``case`` at ``bound``."""
     solver = CaseSolver(case.world_model, case.checks, bound, initial_state(case), tools)
-    forward = solver.forward()
-    backward = solver.backward_all()
+    forward = solver.forward(shortest=True)
+    backward = solver.backward_all(shortest=True)
     witness = solver.compliant_witness()
     results = [forward, *backward, witness]
     backward_status = (

@@ -5,8 +5,10 @@ Everything is emitted once as *definitions* over the shared step variables, so t
 the same base formula plus assumptions (see :mod:`mantra_env.smt.queries`):
 
 * structure: tool-index range, contiguous prefix ``t_i = noop ⇒ t_{i+1} = noop``, no-op carry, enum ranges;
-* per tool ``k``: ``P_k ⇔ ∧_i (t_i = k ⇒ pre_k(i))`` and ``Q_k ⇔ ∧_i (t_i = k ⇒ post_k(i) ∧ frame_k(i))``,
-  with one Bool ``q_k_j_i`` per precondition entry so a witness can say which one failed;
+* per tool ``k``: ``∧_i (t_i = k ⇒ post_k(i) ∧ frame_k(i))`` asserted outright (every query assumes it), and
+  ``∧_i (t_i = k ⇒ pre_k(i))`` asserted outright for background tools (no check mentions them) or defined as
+  the selector ``P_k`` for focus tools, whose preconditions the forward query negates; each transition is
+  translated once into a template with step placeholders and formatted per step;
 * ``G ⇔ goal(σ_h)``; the initial state pinned from the scenario valuation;
 * per check ``j``: ``c_j ⇔ ⟦check_j⟧``, built from per-atom match literals ``m_x_i`` and O(h) prefix/suffix
   auxiliaries (``seen``: some match before ``i``; ``later``: some match after ``i``) instead of O(h²) pairs.
@@ -25,7 +27,7 @@ from typing import Any
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, atoms
 from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
-from mantra_env.smt.terms import Translator, bool_term, int_term, real_term, state_var
+from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import EnumType, NextRef, RecordType, WorldModel, subexpressions
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
@@ -63,16 +65,16 @@ class Encoding:
         self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values())
         self.translator = Translator(checked, self.layout)
         self.check_tools = sorted({atom.tool for check in self.checks for atom in atoms(check)})
-        self.pre_names: dict[str, list[list[str]]] = {}  # tool -> entry -> per-step Bool names
+        self.pre_templates: dict[str, list[str]] = {}  # tool -> precondition terms with {i}/{j} placeholders
         self._lines: list[str] = []
         self._atoms: dict[str, int] = {}
         self._seen_done: set[int] = set()
         self._later_done: set[int] = set()
         self._emit_declarations()
+        self._emit_initial(initial or {})  # first: pinned static variables are inlined in what follows
         self._emit_structure()
         self._emit_transitions()
         self._emit_goal()
-        self._emit_initial(initial or {})
         self._emit_checks()
         self.text = "\n".join(self._lines) + "\n"
 
@@ -98,34 +100,40 @@ class Encoding:
                 for j in range(count):
                     self._declare(f"a_{i}_{SORT_CODES[sort]}{j}", "Int" if sort == "Id" else sort)
                     self._declare(f"h_{i}_{SORT_CODES[sort]}{j}", "Bool")
-        for b in range(h + 1):
-            for n, leaf in enumerate(layout.leaves):
-                self._declare(state_var(b, n), z3_sort(leaf.type))
+        for n, leaf in enumerate(layout.leaves):
+            for b in range(h + 1) if n not in layout.static else (0,):
+                self._declare(f"s_{b}_{n}", z3_sort(leaf.type))
 
     def _emit_structure(self) -> None:
         h, n = self.bound, self.noop
-        carry_all = " ".join(self._carry(range(len(self.layout.leaves))))
+        per_step: list[str] = [f"(assert (and (<= 0 t_{{i}}) (<= t_{{i}} {n})))"]
+        carry_all = self._carry(self.layout.dynamic)
+        if carry_all:
+            per_step.append(f"(assert (=> (= t_{{i}} {n}) {_conj(carry_all)}))")
+        for tool, slots in self.layout.slots.items():
+            called = f"(= t_{{i}} {self.layout.index[tool]})"
+            for slot in slots.values():
+                if slot.has_default:  # an omitted argument is the tool's default
+                    value = _conj(_pin(dataclasses.replace(slot, optional=False), slot.default, "{i}", self.layout))
+                    per_step.append(f"(assert (=> (and {called} (not {slot.flag('{i}')})) {value}))")
+                elif slot.bound and slot.optional:  # the model reads it, so a call in the model supplies it
+                    per_step.append(f"(assert (=> {called} {slot.flag('{i}')}))")
+            ranges = [
+                f"(<= 0 {slot.var('{i}')}) (< {slot.var('{i}')} {len(slot.enum)})"
+                for slot in slots.values()
+                if slot.enum
+            ]
+            if ranges:
+                per_step.append(f"(assert (=> {called} (and {' '.join(ranges)})))")
+        template = "\n".join(per_step)
         for i in range(h):
-            self._emit(f"(assert (and (<= 0 t_{i}) (<= t_{i} {n})))")
+            self._emit(template.format(i=i, j=i + 1))
             if i + 1 < h:
                 self._emit(f"(assert (=> (= t_{i} {n}) (= t_{i + 1} {n})))")
-            if carry_all:
-                self._emit(f"(assert (=> (= t_{i} {n}) (and {carry_all.format(i=i, j=i + 1)})))")
-            for tool, slots in self.layout.slots.items():
-                for slot in slots.values():
-                    if slot.has_default:
-                        value = _conj(_pin(dataclasses.replace(slot, optional=False), slot.default, i, self.layout))
-                        called = f"(= t_{i} {self.layout.index[tool]})"
-                        self._emit(f"(assert (=> (and {called} (not {slot.flag(i)})) {value}))")
-                ranges = [
-                    f"(<= 0 {slot.var(i)}) (< {slot.var(i)} {len(slot.enum)})" for slot in slots.values() if slot.enum
-                ]
-                if ranges:
-                    self._emit(f"(assert (=> (= t_{i} {self.layout.index[tool]}) (and {' '.join(ranges)})))")
-        for b in range(h + 1):
-            for leaf_index, leaf in enumerate(self.layout.leaves):
-                if isinstance(leaf.type, EnumType):
-                    var = state_var(b, leaf_index)
+        for leaf_index, leaf in enumerate(self.layout.leaves):
+            if isinstance(leaf.type, EnumType):
+                for b in range(h + 1) if leaf_index not in self.layout.static else (0,):
+                    var = f"s_{b}_{leaf_index}"
                     self._emit(f"(assert (and (<= 0 {var}) (< {var} {len(leaf.type.values)})))")
 
     def _carry(self, leaves: Iterable[int]) -> list[str]:
@@ -138,35 +146,27 @@ class Encoding:
             transition = model.transition(tool)
             slots = self.layout.slots[tool]
             locals_ = {bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()}
-            modified = {
-                e.name
-                for e in (transition.post if transition else ())
-                for e in subexpressions(e)
-                if isinstance(e, NextRef)
-            }
-            frame = self._carry(n for n, leaf in enumerate(self.layout.leaves) if leaf.var not in modified)
-            pre_steps: list[str] = []
-            post_steps: list[str] = []
-            entries: list[list[str]] = [[] for _ in (transition.pre if transition else ())]
-            for i in range(h):
-                pre_names = []
-                for j, expr in enumerate(transition.pre if transition else ()):
-                    name = f"q_{k}_{j}_{i}"
-                    self._declare(name, "Bool")
-                    self._emit(f"(assert (= {name} {self.translator.term(expr, i, locals_)}))")
-                    entries[j].append(name)
-                    pre_names.append(name)
-                if pre_names:
-                    pre_steps.append(f"(=> (= t_{i} {k}) {_conj(pre_names)})")
-                post = [self.translator.term(expr, i, locals_) for expr in (transition.post if transition else ())]
-                post += [equality.format(i=i, j=i + 1) for equality in frame]
-                if post:
-                    post_steps.append(f"(=> (= t_{i} {k}) {_conj(post)})")
-            self.pre_names[tool] = entries
-            self._declare(f"P_{k}", "Bool")
-            self._emit(f"(assert (= P_{k} {_conj(pre_steps)}))")
-            self._declare(f"Q_{k}", "Bool")
-            self._emit(f"(assert (= Q_{k} {_conj(post_steps)}))")
+            posts = transition.post if transition else ()
+            modified = {e.name for post in posts for e in subexpressions(post) if isinstance(e, NextRef)}
+            frame = self._carry(n for n in self.layout.dynamic if self.layout.leaves[n].var not in modified)
+            # One template per transition (translated once), formatted for every step.
+            pres = [self.translator.term(expr, "{i}", locals_) for expr in (transition.pre if transition else ())]
+            self.pre_templates[tool] = pres
+            post_terms = [self.translator.term(expr, "{i}", locals_) for expr in posts] + frame
+            pre_template = f"(=> (= t_{{i}} {k}) {_conj(pres)})" if pres else ""
+            post_template = f"(=> (= t_{{i}} {k}) {_conj(post_terms)})" if post_terms else ""
+            pre_steps = " ".join(pre_template.format(i=i, j=i + 1) for i in range(h)) if pres else ""
+            post_steps = " ".join(post_template.format(i=i, j=i + 1) for i in range(h)) if post_terms else ""
+            # Postconditions and frames hold in every query, and so do the preconditions of tools no check
+            # mentions (the background): those are asserted outright. Only a focus tool's preconditions are
+            # negated by the forward query, so only they get a selector P_k.
+            if post_steps:
+                self._emit(f"(assert (and {post_steps}))")
+            if tool in self.check_tools:
+                self._declare(f"P_{k}", "Bool")
+                self._emit(f"(assert (= P_{k} (and true {pre_steps})))")
+            elif pre_steps:
+                self._emit(f"(assert (and {pre_steps}))")
 
     def _emit_goal(self) -> None:
         goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]
@@ -179,7 +179,9 @@ class Encoding:
                 continue
             parts = self._initial_parts(initial[var.name], var.var_type, var.name)
             for n, part in zip(self.layout.leaves_of(var.name), parts, strict=True):
-                self._emit(f"(assert (= {state_var(0, n)} {part}))")
+                self._emit(f"(assert (= s_0_{n} {part}))")
+                if n in self.layout.static:
+                    self.layout.fixed[n] = part
 
     def _initial_parts(self, value: Any, var_type: Any, where: str) -> list[str]:
         if isinstance(value, float) and value.is_integer() and getattr(var_type, "type", None) == "Int":
@@ -208,12 +210,12 @@ class Encoding:
         self._atoms[key] = x
         k = self.layout.index[atom.tool]
         slots = self.layout.slots[atom.tool]
+        conjuncts = [f"(= t_{{i}} {k})"]
+        for name, value in atom.args.items():
+            conjuncts += _pin(slots[name], value, "{i}", self.layout)
+        template = f"(declare-const m_{x}_{{i}} Bool)\n(assert (= m_{x}_{{i}} {_conj(conjuncts)}))"
         for i in range(self.bound):
-            conjuncts = [f"(= t_{i} {k})"]
-            for name, value in atom.args.items():
-                conjuncts += _pin(slots[name], value, i, self.layout)
-            self._declare(f"m_{x}_{i}", "Bool")
-            self._emit(f"(assert (= m_{x}_{i} {_conj(conjuncts)}))")
+            self._emit(template.format(i=i))
         return x
 
     def _seen_before(self, x: int) -> None:
@@ -272,7 +274,7 @@ class Encoding:
         return _conj([self._occurs(call), self._occurs(anchor), *every])
 
 
-def _pin(slot: Slot, value: Any, step: int, layout: Layout) -> list[str]:
+def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
     """Conjuncts saying that the argument in ``slot`` at ``step`` is present and equals ``value``."""
     present = [slot.flag(step)] if slot.optional else []
     var = slot.var(step)

@@ -31,6 +31,7 @@ from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     ArrayType,
+    NextRef,
     DslType,
     EnumType,
     Lit,
@@ -53,11 +54,12 @@ class Slot:
     optional: bool = True
     has_default: bool = False  # an omitted optional argument takes the schema's default (the tool's behaviour)
     default: Any = None
+    bound: bool = False  # the world model reads it (then a call must supply it, or have a default)
 
-    def var(self, step: int) -> str:
+    def var(self, step: int | str) -> str:
         return f"a_{step}_{SORT_CODES[self.sort]}{self.index}"
 
-    def flag(self, step: int) -> str:
+    def flag(self, step: int | str) -> str:
         return f"h_{step}_{SORT_CODES[self.sort]}{self.index}"
 
 
@@ -130,6 +132,7 @@ class Layout:
             for atom in atoms(check):
                 for name in atom.args:
                     wanted[atom.tool].setdefault(name, ("Id", None))
+        bound_params = {tool: {b.tool_param for b in binds.values()} for tool, binds in checked.params.items()}
         self.slots: dict[str, dict[str, Slot]] = {}
         self.slot_counts: dict[str, int] = dict.fromkeys(SORT_CODES, 0)
         for tool, params in wanted.items():
@@ -147,6 +150,7 @@ class Layout:
                     optional=name not in required,
                     has_default="default" in schema and name not in required,
                     default=schema.get("default"),
+                    bound=name in bound_params.get(tool, set()),
                 )
                 used[sort] += 1
             for sort, count in used.items():
@@ -154,6 +158,18 @@ class Layout:
 
         self.leaves: list[Leaf] = [leaf for var in model.vars for leaf in flatten(var.name, var.var_type)]
         self.leaf_index = {(leaf.var, leaf.path): n for n, leaf in enumerate(self.leaves)}
+        # A variable no postcondition writes never changes: one SMT variable serves every boundary, and if the
+        # initial state pins it, its value is inlined (scenario facts such as "in stock" are like that).
+        written = {
+            e.name
+            for t in model.transitions
+            for post in t.post
+            for e in subexpressions(post)
+            if isinstance(e, NextRef)
+        }
+        self.static = {n for n, leaf in enumerate(self.leaves) if leaf.var not in written}
+        self.dynamic = [n for n in range(len(self.leaves)) if n not in self.static]
+        self.fixed: dict[int, str] = {}  # static leaf -> its pinned value's term
 
         keys: set[str] = set()
         for slots in self.slots.values():
@@ -174,6 +190,12 @@ class Layout:
             keys.update(_string_keys(value))
         self.interned: dict[str, int] = {key: n for n, key in enumerate(sorted(keys))}
         self.by_id = {n: key for key, n in self.interned.items()}
+
+    def state(self, boundary: int | str, leaf: int) -> str:
+        """The term of state leaf ``leaf`` at ``boundary`` (a number or a ``{i}``/``{j}`` placeholder)."""
+        if leaf in self.static:
+            return self.fixed.get(leaf, f"s_0_{leaf}")
+        return f"s_{boundary}_{leaf}"
 
     def intern(self, key: str) -> int:
         return self.interned[key]

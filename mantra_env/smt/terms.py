@@ -1,7 +1,9 @@
 """DSL expressions → SMT-LIB terms (the homomorphic translation of paper App. "Bounded SMT compilation").
 
 A term is evaluated at one step ``i``: bare names read the state at boundary ``i``, ``(next v)`` at ``i + 1``,
-``(param x)`` the argument slot of the transition's tool at step ``i``; constants are inlined (pinned).
+``(param x)`` the argument slot of the transition's tool at step ``i``; constants are inlined (pinned). The
+step may be the placeholder ``"{i}"`` (then ``next`` reads ``{j}``): a transition is translated once into a
+template and formatted per step, which keeps building the encoding linear in the bound with a small constant.
 Record-valued expressions translate to their list of leaf terms; ``=`` on records compares leaf by leaf.
 """
 
@@ -33,6 +35,9 @@ from mantra_env.worldmodel.ast import (
 from mantra_env.worldmodel.typecheck import CheckedModel
 
 
+Step = int | str  # a step number, or "{i}" for a per-step template
+
+
 def int_term(value: int) -> str:
     return str(value) if value >= 0 else f"(- {-value})"
 
@@ -42,10 +47,6 @@ def real_term(value: float | int) -> str:
     magnitude = f"{abs(fraction.numerator)}.0" if fraction.denominator == 1 else None
     text = magnitude or f"(/ {abs(fraction.numerator)}.0 {fraction.denominator}.0)"
     return text if fraction >= 0 else f"(- {text})"
-
-
-def state_var(boundary: int, leaf: int) -> str:
-    return f"s_{boundary}_{leaf}"
 
 
 def bool_term(value: bool) -> str:
@@ -84,15 +85,17 @@ class Translator:
             return [part for f in dsl_type.fields for part in self.value_parts(value[f.name], f.field_type)]
         return [self.scalar_value(value, dsl_type)]
 
-    def parts(self, expr: Expr, step: int, slots: dict[str, Slot]) -> list[str]:
+    def parts(self, expr: Expr, step: Step, slots: dict[str, Slot]) -> list[str]:
         """Leaf terms of an expression (a record has several, anything else one)."""
         expr_type = self.checked.type_of(expr)
         if isinstance(expr, VarRef | NextRef):
             const = self.checked.model.const(expr.name)
             if const is not None:
                 return self.value_parts(const.value, const.const_type)
-            boundary = step + 1 if isinstance(expr, NextRef) else step
-            return [state_var(boundary, n) for n in self.layout.leaves_of(expr.name)]
+            boundary: Step = step
+            if isinstance(expr, NextRef):
+                boundary = step + 1 if isinstance(step, int) else "{j}"
+            return [self.layout.state(boundary, n) for n in self.layout.leaves_of(expr.name)]
         if isinstance(expr, FieldAccess):
             record_type = self.checked.type_of(expr.record)
             assert isinstance(record_type, RecordType)
@@ -106,7 +109,7 @@ class Translator:
             raise AssertionError("type checker guarantees the field")  # pragma: no cover
         return [self.term(expr, step, slots, expr_type)]
 
-    def term(self, expr: Expr, step: int, slots: dict[str, Slot], expected: DslType | None = None) -> str:
+    def term(self, expr: Expr, step: Step, slots: dict[str, Slot], expected: DslType | None = None) -> str:
         """The SMT-LIB term of a non-record expression; ``expected`` REAL coerces an Int operand."""
         expr_type = self.checked.type_of(expr)
         text = self._term(expr, step, slots, expr_type)
@@ -114,7 +117,7 @@ class Translator:
             return f"(to_real {text})"
         return text
 
-    def _term(self, expr: Expr, step: int, slots: dict[str, Slot], expr_type: DslType) -> str:
+    def _term(self, expr: Expr, step: Step, slots: dict[str, Slot], expr_type: DslType) -> str:
         if isinstance(expr, Lit):
             value = expr.value
             if isinstance(expr_type, EnumType):
@@ -137,7 +140,7 @@ class Translator:
         assert isinstance(expr, OpApp)
         return self._op(expr, step, slots, expr_type)
 
-    def _op(self, expr: OpApp, step: int, slots: dict[str, Slot], expr_type: DslType) -> str:
+    def _op(self, expr: OpApp, step: Step, slots: dict[str, Slot], expr_type: DslType) -> str:
         symbol, args = expr.symbol, expr.args
         if symbol == "=":
             left, right = args

@@ -71,7 +71,7 @@ def test_paper_model_compiles_with_the_appendix_layout(bound: int) -> None:
     assert f"(assert (and (<= 0 t_{bound - 1}) (<= t_{bound - 1} 4)))" in text
     assert f"(declare-const s_{bound}_3 Bool)" in text and f"(declare-const s_{bound + 1}_0 Bool)" not in text
     # assign_warehouse_picker (index 2) at step 0: pre in_stock, post picker_assigned, frame on the other three.
-    assert "(assert (= q_2_0_0 (= s_0_0 true)))" in text
+    assert "(=> (= t_0 2) (= s_0_0 true))" in text
     assert "(=> (= t_0 2) (and (= s_1_2 true) (= s_1_0 s_0_0) (= s_1_1 s_0_1) (= s_1_3 s_0_3)))" in text
     assert "(assert (=> (= t_0 4) (= t_1 4)))" in text  # contiguous prefix
     # The same inputs give the same formula.
@@ -85,7 +85,7 @@ def test_paper_model_compiles_with_the_appendix_layout(bound: int) -> None:
 
 def test_cross_validation_example_conflict_then_repair() -> None:
     early = CaseSolver(CV_MODEL, EARLY_CHECKS, 16, INITIAL, OPERATIONS_TOOLS)
-    result = early.forward()
+    result = early.forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     calls = result.witness.calls
     assert [c.tool for c in calls] == ["assign_warehouse_picker", "check_inventory"]
@@ -112,7 +112,7 @@ def test_an_ordering_check_pinned_to_arguments_leaves_other_calls_free() -> None
         check='CALL check_inventory(item_name="Dell UltraSharp U2723QE") PRECEDES '
         'CALL assign_warehouse_picker(item_id="HWM2741", quantity=1)',
     )
-    result = CaseSolver(CV_MODEL, [*EARLY_CHECKS, pinned], 16, INITIAL, OPERATIONS_TOOLS).forward()
+    result = CaseSolver(CV_MODEL, [*EARLY_CHECKS, pinned], 16, INITIAL, OPERATIONS_TOOLS).forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     first = result.witness.calls[0]
     assert first.tool == "assign_warehouse_picker" and first.args != {"item_id": "HWM2741", "quantity": 1}
@@ -127,7 +127,7 @@ def test_backward_audit_flags_an_over_restrictive_check() -> None:
     )
     solver = CaseSolver(GOAL_MODEL, [*EARLY_CHECKS, order, needless], 16, INITIAL, OPERATIONS_TOOLS)
     assert solver.forward().status == "consistent"
-    results = {r.check_id: r for r in solver.backward_all()}
+    results = {r.check_id: r for r in solver.backward_all(shortest=True)}
     assert results["legacy"].status == "conflict"
     assert results["legacy"].witness is not None
     assert "check_legacy_portal" not in [c.tool for c in results["legacy"].witness.calls]
@@ -140,6 +140,6 @@ def test_backward_audit_flags_an_over_restrictive_check() -> None:
 
 
 def test_forward_query_finds_checks_too_weak_for_the_goal() -> None:
-    result = CaseSolver(GOAL_MODEL, EARLY_CHECKS[:1], 16, INITIAL, OPERATIONS_TOOLS).forward()
+    result = CaseSolver(GOAL_MODEL, EARLY_CHECKS[:1], 16, INITIAL, OPERATIONS_TOOLS).forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     assert result.witness.violations == ["goal (= picker_assigned true) is not reached"]
