@@ -31,10 +31,10 @@ from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     ArrayType,
-    NextRef,
     DslType,
     EnumType,
     Lit,
+    NextRef,
     RecordType,
     ScalarType,
     subexpressions,
@@ -161,11 +161,7 @@ class Layout:
         # A variable no postcondition writes never changes: one SMT variable serves every boundary, and if the
         # initial state pins it, its value is inlined (scenario facts such as "in stock" are like that).
         written = {
-            e.name
-            for t in model.transitions
-            for post in t.post
-            for e in subexpressions(post)
-            if isinstance(e, NextRef)
+            e.name for t in model.transitions for post in t.post for e in subexpressions(post) if isinstance(e, NextRef)
         }
         self.static = {n for n, leaf in enumerate(self.leaves) if leaf.var not in written}
         self.dynamic = [n for n in range(len(self.leaves)) if n not in self.static]

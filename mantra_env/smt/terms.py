@@ -34,7 +34,6 @@ from mantra_env.worldmodel.ast import (
 )
 from mantra_env.worldmodel.typecheck import CheckedModel
 
-
 Step = int | str  # a step number, or "{i}" for a per-step template
 
 
