@@ -100,6 +100,8 @@ class MantraEnv(gym.Env[str, str]):
         self.action_space = AnyText()
         self._specs = [spec.model_dump(mode="json") for spec in domain.toolkit(domain.fresh_database()).tool_specs()]
         self._kinds = {spec["name"]: spec["kind"] for spec in self._specs}
+        self._manual_json = json.dumps(domain.manual, ensure_ascii=False)
+        self._specs_json = json.dumps(self._specs, ensure_ascii=False)
         self.case: Case | None = None
         self._toolkit: Toolkit | None = None
         self._calls: list[ToolCall] = []
@@ -115,8 +117,9 @@ class MantraEnv(gym.Env[str, str]):
         self._toolkit = self.domain.toolkit(self.domain.fresh_database(self.case.database_patch))
         self._calls = []
         self._done = False
-        observation = {"system": self.domain.manual, "prompt": self.case.scenario.prompt, "tools": self._specs}
-        return json.dumps(observation, ensure_ascii=False), self._info()
+        # The manual and tool specs are the bulk of the observation and never change: serialise them once.
+        prompt = json.dumps(self.case.scenario.prompt, ensure_ascii=False)
+        return f'{{"system": {self._manual_json}, "prompt": {prompt}, "tools": {self._specs_json}}}', self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self.case is None or self._toolkit is None:

@@ -13,6 +13,7 @@ import json
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +42,22 @@ class Domain:
     suite_dirs: dict[str, Path] = field(default_factory=dict)
     """Suite name -> folder with suite.jsonl and manifest.json."""
 
+    @cached_property
+    def _base_json(self) -> str:
+        return json.dumps(self.base_data)
+
     def tool_specs(self) -> list[ToolSpec]:
         """The domain's tools as agents see them (derived from the toolkit's code)."""
         return self.toolkit(self.fresh_database()).tool_specs()
 
     def fresh_database(self, patch: Sequence[dict[str, Any]] | None = None) -> BaseModel:
-        """A new database (deep copy of the base data, ``patch`` applied, then validated)."""
-        data = copy.deepcopy(self.base_data)
-        for position, operation in enumerate(patch or ()):
-            apply_patch_operation(data, operation, where=f"database_patch[{position}]")
+        """A new database (a copy of the base data, ``patch`` applied, then validated)."""
         try:
+            if not patch:  # the common case, once per episode: pydantic parses the JSON text faster than a deepcopy
+                return self.database_model.model_validate_json(self._base_json)
+            data = copy.deepcopy(self.base_data)
+            for position, operation in enumerate(patch):
+                apply_patch_operation(data, operation, where=f"database_patch[{position}]")
             return self.database_model.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
