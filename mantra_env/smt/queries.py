@@ -152,13 +152,13 @@ class CaseSolver:
         found = self._consts.get(name)
         if found is None:
             found = self._consts[name] = z3.Bool(name, self._ctx)
-        return found  # type: ignore[return-value]
+        return found
 
     def _int(self, name: str) -> z3.ArithRef:
         found = self._consts.get(name)
         if found is None:
             found = self._consts[name] = z3.Int(name, self._ctx)
-        return found  # type: ignore[return-value]
+        return found
 
     def _selectors(self, tools: Sequence[str], letter: str) -> list[z3.BoolRef]:
         return [self._bool(f"{letter}_{self.encoding.layout.index[tool]}") for tool in tools]
