@@ -29,7 +29,9 @@ class Diagnostic:
             text = source[start : stop if stop >= 0 else len(source)]
             width = max(1, min(self.span.end, start + len(text)) - self.span.start)
             lines.append(f"  {text}")
-            lines.append("  " + " " * (self.span.start - start) + "^" * width)
+            indent = "".join("\t" if ch == "\t" else " " for ch in text[: self.span.start - start])  # tabs align
+            indent += " " * (self.span.start - start - len(indent))
+            lines.append("  " + indent + "^" * width)
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)

@@ -95,7 +95,12 @@ def _read_forms(source: _Source) -> list[_SExpr]:
         items = stack[-1][1] if stack else top
         if kind == "open":
             if len(stack) >= MAX_DEPTH:
-                source.fail("too_deep", f"expressions nest more than {MAX_DEPTH} levels", source.span(start, end))
+                source.fail(
+                    "too_deep",
+                    f"expressions nest more than {MAX_DEPTH} levels",
+                    source.span(start, end),
+                    "check the parentheses; split a deep condition into several entries",
+                )
             stack.append((start, []))
         elif kind == "close":
             if not stack:
@@ -203,7 +208,12 @@ class _Converter:
 
     def transition(self, form: _List) -> Transition:
         if len(form.items) < 2:
-            self.fail("bad_clause", "expected (transition TOOL (params ...) (pre ...) (post ...))", form.span)
+            self.fail(
+                "bad_clause",
+                "expected (transition TOOL (params ...) (pre ...) (post ...))",
+                form.span,
+                "name the tool, e.g. (transition check_inventory (params (item itm)) (pre) (post))",
+            )
         tool = self.name(form.items[1], "tool")
         sections: dict[str, _List] = {}
         for section in form.items[2:]:
@@ -216,7 +226,12 @@ class _Converter:
                     "a transition is (transition TOOL (params (tool_param local) ...) (pre EXPR ...) (post EXPR ...))",
                 )
             if head in sections:
-                self.fail("duplicate_section", f"a second ({head} ...) in transition {tool}", section.span)
+                self.fail(
+                    "duplicate_section",
+                    f"a second ({head} ...) in transition {tool}",
+                    section.span,
+                    f"merge the two ({head} ...) sections into one",
+                )
             sections[head] = section
         params = tuple(self.param_bind(item) for item in sections["params"].items[1:]) if "params" in sections else ()
         pre = tuple(self.expr(item) for item in sections["pre"].items[1:]) if "pre" in sections else ()
@@ -311,7 +326,9 @@ class _Converter:
             record: dict[str, ConstValue] = {}
             for pair in item.items:
                 if not isinstance(pair, _List) or len(pair.items) != 2:
-                    self.fail("bad_value", "expected a record field (name value)", pair.span)
+                    self.fail(
+                        "bad_value", "expected a record field (name value)", pair.span, "e.g. ((status true) (count 2))"
+                    )
                 record[self.name(pair.items[0], "field")] = self.value(pair.items[1])
             return record
         return [self.value(element) for element in item.items]
@@ -335,7 +352,8 @@ class _Converter:
         args = item.items[1:]
         if head in ("param", "next"):
             if len(args) != 1:
-                self.fail("bad_expression", f"expected ({head} NAME)", item.span)
+                example = "(param itm)" if head == "param" else "(next in_stock)"
+                self.fail("bad_expression", f"expected ({head} NAME)", item.span, f"e.g. {example}")
             name = self.name(args[0], "parameter" if head == "param" else "variable")
             return ParamRef(name, span=item.span) if head == "param" else NextRef(name, span=item.span)
         if head == "field":
@@ -344,11 +362,16 @@ class _Converter:
             return FieldAccess(self.expr(args[0]), self.name(args[1], "field"), span=item.span)
         if head == "contains":
             if len(args) != 2:
-                self.fail("bad_expression", "expected (contains ARRAY ELEMENT)", item.span)
+                self.fail(
+                    "bad_expression",
+                    "expected (contains ARRAY ELEMENT)",
+                    item.span,
+                    "e.g. (contains approved (param itm))",
+                )
             return Contains(self.expr(args[0]), self.expr(args[1]), span=item.span)
         if head in OPERATORS:
             if not args:
-                self.fail("bad_expression", f"({head}) needs operands", item.span)
+                self.fail("bad_expression", f"({head}) needs operands", item.span, f"write ({head} EXPR ...)")
             return OpApp(head, tuple(self.expr(arg) for arg in args), span=item.span)  # type: ignore[arg-type]
         shown = f"`{head}`" if head is not None else "this"
         self.fail(
@@ -391,7 +414,12 @@ def _parse_one(text: str, origin: str, what: str) -> tuple[_Converter, _SExpr]:
     source = _Source(text, origin)
     forms = _read_forms(source)
     if len(forms) != 1:
-        source.fail(f"bad_{what}", f"expected one {what}, found {len(forms)}", forms[1].span if forms[1:] else None)
+        source.fail(
+            f"bad_{what}",
+            f"expected one {what}, found {len(forms)}",
+            forms[1].span if forms[1:] else None,
+            f"give exactly one {what}",
+        )
     return _Converter(source), forms[0]
 
 
@@ -411,5 +439,10 @@ def parse_transition(text: str, origin: str = "transition") -> Transition:
     """Parse one ``(transition ...)`` clause."""
     converter, form = _parse_one(text, origin, "transition")
     if not isinstance(form, _List) or _head(form) != "transition":
-        converter.fail("bad_transition", "expected (transition TOOL ...)", form.span)
+        converter.fail(
+            "bad_transition",
+            "expected (transition TOOL ...)",
+            form.span,
+            "e.g. (transition TOOL (params) (pre) (post))",
+        )
     return converter.transition(form)

@@ -9,6 +9,7 @@ Comments are not part of the AST and are not printed.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from mantra_env.worldmodel.ast import (
     ConstValue,
@@ -31,16 +32,47 @@ def format_literal(value: bool | int | float | str) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return _int_text(value)
     return repr(value)
 
 
+def _int_text(value: int) -> str:
+    """``repr(value)``, also for integers longer than ``sys.get_int_max_str_digits()`` (a model built in code or
+    loaded from JSON may hold one; the type checker and the parser reject it, but the printer must not crash)."""
+    try:
+        return repr(value)
+    except ValueError:
+        chunks: list[int] = []
+        rest = abs(value)
+        while rest:
+            rest, chunk = divmod(rest, 10**500)
+            chunks.append(chunk)
+        digits = str(chunks[-1]) + "".join(f"{chunk:0500d}" for chunk in reversed(chunks[:-1]))
+        return "-" + digits if value < 0 else digits
+
+
 def format_value(value: ConstValue) -> str:
-    """A constant's value: a literal, ``(v ...)`` for an array, ``((field v) ...)`` for a record."""
-    if isinstance(value, list):
-        return "(" + " ".join(format_value(item) for item in value) + ")"
-    if isinstance(value, dict):
-        return "(" + " ".join(f"({name} {format_value(item)})" for name, item in value.items()) + ")"
-    return format_literal(value)
+    """A constant's value: a literal, ``(v ...)`` for an array, ``((field v) ...)`` for a record.
+
+    Iterative: a value loaded from JSON is not limited in depth by its type."""
+    out: list[str] = []
+    todo: list[tuple[bool, Any]] = [(False, value)]  # (is text to emit, item), popped from the end
+    while todo:
+        is_text, item = todo.pop()
+        if is_text:
+            out.append(item)
+        elif isinstance(item, list | dict):
+            parts: list[tuple[bool, Any]] = []
+            for i, element in enumerate(item.items() if isinstance(item, dict) else item):
+                if isinstance(item, dict):
+                    parts += [(True, f"{' ' if i else ''}({element[0]} "), (False, element[1]), (True, ")")]
+                else:
+                    parts += [(True, " ")] * bool(i) + [(False, element)]
+            todo += reversed([(True, "("), *parts, (True, ")")])
+        else:
+            out.append(format_literal(item))
+    return "".join(out)
 
 
 def format_expr(expr: Expr) -> str:

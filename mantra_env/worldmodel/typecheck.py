@@ -15,15 +15,19 @@ Type rules (``T ~ U`` means T and U are equal, or both numeric):
 * Every top-level ``pre``/``post``/``goal`` entry is Bool. ``next`` appears only in postconditions, on state
   variables; ``param`` only in transitions, on names bound in ``params``.
 * Arrays hold scalars or enums (membership is their only observation).
+* Names and numbers obey the text form's rules, also in a model built in code or loaded from JSON: names are
+  identifiers that are not keywords; reals are finite; integers are short enough to print in decimal.
 * With a tool schema, every transition names a tool that exists and binds only parameters the tool has; a
   bound parameter's type comes from its JSON schema (string → String, string with ``enum`` → Enum,
   integer → Int, number → Real, boolean → Bool). Parameters of other schema types cannot be bound. Without a
-  schema a parameter takes the type of what it is first compared or combined with, else String.
+  schema a parameter takes the type of what it is first compared or combined with (Bool as an operand of
+  ``and or not =>`` or as a whole condition), else String.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +36,9 @@ from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     BOOL,
     INT,
+    OPERATORS,
     REAL,
+    RESERVED,
     STRING,
     ArrayType,
     ConstValue,
@@ -55,6 +61,7 @@ from mantra_env.worldmodel.ast import (
     type_text,
 )
 from mantra_env.worldmodel.diagnostics import Diagnostic, DslTypeError
+from mantra_env.worldmodel.parser import NAME
 
 NUMERIC = (INT, REAL)
 _ARITY: dict[str, tuple[int, int | None]] = {
@@ -141,6 +148,7 @@ class _Checker:
             if self.declare(names, var.name, "state variable", var.span) and self.valid_type(var.var_type):
                 self.var_types[var.name] = var.var_type
         seen_tools: set[str] = set()
+        firsts: list[Transition] = []  # a duplicate's conditions are not checked against the first's params
         for transition in self.model.transitions:
             if transition.tool in seen_tools:
                 self.report(
@@ -151,8 +159,10 @@ class _Checker:
                 )
                 continue
             seen_tools.add(transition.tool)
+            firsts.append(transition)
+            self.valid_name(transition.tool, "tool", transition.span)
             self.bind_params(transition)
-        for transition in self.model.transitions:
+        for transition in firsts:
             if transition.tool not in self.params:
                 continue
             for expr in transition.pre:
@@ -163,14 +173,32 @@ class _Checker:
             self.top_level(expr, None, "goal")
         if self.problems:
             raise DslTypeError(self.problems, self.source, self.origin)
+        for transition in self.model.transitions:  # every parameter occurrence gets its binding's final type
+            bound = self.params.get(transition.tool, {})
+            for root in (*transition.pre, *transition.post):
+                for node in subexpressions(root):
+                    if isinstance(node, ParamRef) and node.name in bound:
+                        self.types[id(node)] = bound[node.name].type
         return CheckedModel(self.model, self.var_types, self.const_types, self.params, self.tools, self.types)
 
     def declare(self, names: dict[str, str], name: str, role: str, span: Span | None) -> bool:
+        self.valid_name(name, role, span)
         if name in names:
             self.report("duplicate_name", f"{name} is already declared as a {names[name]}", span, "rename one of them")
             return False
         names[name] = role
         return True
+
+    def valid_name(self, name: str, role: str, span: Span | None) -> None:
+        """Names the parser would reject (a model built in code or loaded from JSON may hold any string) would
+        make the model's text unparseable."""
+        if not NAME.match(name) or name in RESERVED or name in OPERATORS:
+            self.report(
+                "bad_name",
+                f"{_show(name)} is not a valid {role} name",
+                span,
+                "names start with a letter or _, contain only letters, digits and _, and are not keywords",
+            )
 
     def valid_type(self, dsl_type: DslType) -> bool:
         ok = True
@@ -183,6 +211,8 @@ class _Checker:
             if len(set(field_names)) != len(field_names) or not field_names:
                 self.report("bad_record", "record field names must be distinct (and at least one)", dsl_type.span)
                 ok = False
+            for decl in dsl_type.fields:
+                self.valid_name(decl.name, "field", decl.span or dsl_type.span)
             ok = all([self.valid_type(f.field_type) for f in dsl_type.fields]) and ok
         elif isinstance(dsl_type, ArrayType):
             if isinstance(dsl_type.element, RecordType | ArrayType):
@@ -215,6 +245,8 @@ class _Checker:
         bound: dict[str, BoundParam] = {}
         tool_params: set[str] = set()
         for bind in transition.params:
+            self.valid_name(bind.tool_param, "parameter", bind.span)
+            self.valid_name(bind.local, "local", bind.span)
             if bind.local in bound:
                 self.report("duplicate_name", f"local name {bind.local} is bound twice", bind.span)
                 continue
@@ -251,6 +283,8 @@ class _Checker:
     # --- expressions -------------------------------------------------------------------------------------------
 
     def top_level(self, expr: Expr, transition: Transition | None, section: str) -> None:
+        if self.is_unknown_param(expr, transition):  # a bare (param p) condition: p is a Bool
+            self.unify_param(expr, BOOL, transition)
         found = self.infer(expr, transition, section)
         if transition is not None:  # parameters used without a typing context are Strings from here on
             self.unknown_params -= {(transition.tool, e.name) for e in subexpressions(expr) if isinstance(e, ParamRef)}
@@ -271,8 +305,8 @@ class _Checker:
         """The type of ``expr``, or None after reporting why it has none."""
         if isinstance(expr, Lit):
             value = expr.value
-            if isinstance(value, float) and not math.isfinite(value):
-                self.report("bad_literal", f"{value} is not a number the DSL can hold", expr.span)
+            if not _representable(value):
+                self.report("bad_literal", f"{_show(value)} is not a number the DSL can hold", expr.span)
                 return None
             kind = BOOL if isinstance(value, bool) else INT if isinstance(value, int) else REAL
             return self.note(expr, STRING if isinstance(value, str) else kind)
@@ -350,12 +384,23 @@ class _Checker:
         if any(t is None for t in found):
             return None
         types: list[DslType] = [t for t in found if t is not None]
+        # A schema-less parameter may have been typed by a later sibling (``(<= (param q) (- n (param q)))``):
+        # read every parameter operand's type from its binding, not from the placeholder noted earlier.
+        for i, arg in enumerate(args):
+            if isinstance(arg, ParamRef) and transition is not None:
+                bind = self.params[transition.tool].get(arg.name)
+                if bind is not None and not self.is_unknown_param(arg, transition):
+                    types[i] = self.note(arg, bind.type)
         low, high = _ARITY.get(symbol, (1, None))
         if len(args) < low or (high is not None and len(args) > high):
             count = f"exactly {low}" if low == high else f"at least {low}"
             self.report("arity", f"({symbol} ...) takes {count} operand(s), got {len(args)}", expr.span)
             return None
         if symbol in ("and", "or", "not", "=>"):
+            for i, arg in enumerate(args):
+                if self.is_unknown_param(arg, transition):
+                    self.unify_param(arg, BOOL, transition)
+                    types[i] = BOOL
             for arg, t in zip(args, types, strict=True):
                 if t != BOOL:
                     self.report("type_mismatch", f"`{symbol}` needs Bool operands, not {type_text(t)}", arg.span)
@@ -452,22 +497,55 @@ def value_problem(value: ConstValue, dsl_type: DslType) -> str:
     if isinstance(dsl_type, ScalarType):
         expected = _PYTHON_TYPES[dsl_type.type]
         if isinstance(value, bool) and dsl_type.type != "Bool":
-            return f"{value!r} is not a {dsl_type.type}"
-        if not isinstance(value, expected) or (isinstance(value, float) and not math.isfinite(value)):
-            return f"{value!r} is not a {dsl_type.type}"
+            return f"{_show(value)} is not a {dsl_type.type}"
+        if not isinstance(value, expected) or not _representable(value):
+            return f"{_show(value)} is not a {dsl_type.type}"
         return ""
     if isinstance(dsl_type, EnumType):
-        return "" if value in dsl_type.values and isinstance(value, str) else f"{value!r} is not an enum value"
+        return "" if value in dsl_type.values and isinstance(value, str) else f"{_show(value)} is not an enum value"
     if isinstance(dsl_type, ArrayType):
         if not isinstance(value, list):
-            return f"{value!r} is not a list"
+            return f"{_show(value)} is not a list"
         return next((p for p in (value_problem(v, dsl_type.element) for v in value) if p), "")
     if not isinstance(value, dict):
-        return f"{value!r} is not a record ((field value) ...)"
+        return f"{_show(value)} is not a record ((field value) ...)"
     names = {f.name for f in dsl_type.fields}
     if set(value) != names:
         return f"record fields {sorted(value)} differ from the type's {sorted(names)}"
     return next((p for f in dsl_type.fields if (p := value_problem(value[f.name], f.field_type))), "")
+
+
+def _representable(value: object) -> bool:
+    """Whether a number can be written in the text form: finite, and an integer short enough to print in
+    decimal (``sys.get_int_max_str_digits()``; the parser rejects longer ones). Other values: True."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _SAFE_INT_BITS:
+        try:
+            str(value)
+        except ValueError:
+            return False
+    return True
+
+
+# An integer of at most 1920 bits has at most 579 digits: below 640, the lowest limit sys.set_int_max_str_digits takes.
+_SAFE_INT_BITS = 1920
+
+
+class _ValueRepr(reprlib.Repr):
+    """Short reprs of constant values for messages: a value loaded from JSON may nest arbitrarily deep or hold
+    an integer too long to print."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 3, 60, 60
+
+    def repr_int(self, x: int, level: int) -> str:
+        return super().repr_int(x, level) if _representable(x) else f"<an integer of {x.bit_length()} bits>"
+
+
+def _show(value: object) -> str:
+    return _ValueRepr().repr(value)
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:
