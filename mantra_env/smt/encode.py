@@ -4,8 +4,10 @@ compilation" and "Check encoding").
 Everything is emitted once as *definitions* over the shared step variables, so that every query of a case is
 the same base formula plus assumptions (see :mod:`mantra_env.smt.queries`):
 
-* structure: tool-index range, contiguous prefix ``t_i = noop ⇒ t_{i+1} = noop``, no-op carry, enum ranges;
-* per tool ``k``: ``∧_i (t_i = k ⇒ post_k(i) ∧ frame_k(i))`` asserted outright (every query assumes it), and
+* structure: tool-index range, contiguous prefix ``t_i = noop ⇒ t_{i+1} = noop``, enum ranges, and the frame
+  axiom with the no-op carry as one clause per changing state leaf and step: the leaf keeps its value unless
+  step ``i`` calls a tool whose postconditions write it (per record field);
+* per tool ``k``: ``∧_i (t_i = k ⇒ post_k(i))`` asserted outright (every query assumes it), and
   ``∧_i (t_i = k ⇒ pre_k(i))`` asserted outright for background tools (no check mentions them) or defined as
   the selector ``P_k`` for focus tools, whose preconditions the forward query negates; each transition is
   translated once into a template with step placeholders and formatted per step;
@@ -29,7 +31,7 @@ from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, P
 from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel.ast import EnumType, NextRef, RecordType, WorldModel, subexpressions
+from mantra_env.worldmodel.ast import EnumType, RecordType, WorldModel
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 
@@ -107,9 +109,11 @@ class Encoding:
     def _emit_structure(self) -> None:
         h, n = self.bound, self.noop
         per_step: list[str] = [f"(assert (and (<= 0 t_{{i}}) (<= t_{{i}} {n})))"]
-        carry_all = self._carry(self.layout.dynamic)
-        if carry_all:
-            per_step.append(f"(assert (=> (= t_{{i}} {n}) {_conj(carry_all)}))")
+        # Frame axiom and no-op carry in one clause per changing leaf: a leaf keeps its value unless the step
+        # calls a tool that writes it (tools x leaves x h clauses otherwise, 86% of the text at 150 tools).
+        for changing in self.layout.dynamic:
+            writes = " ".join(f"(= t_{{i}} {self.layout.index[tool]})" for tool in self.layout.writers[changing])
+            per_step.append(f"(assert (or {writes} (= s_{{j}}_{changing} s_{{i}}_{changing})))")
         for tool, slots in self.layout.slots.items():
             called = f"(= t_{{i}} {self.layout.index[tool]})"
             for slot in slots.values():
@@ -136,10 +140,6 @@ class Encoding:
                     var = f"s_{b}_{leaf_index}"
                     self._emit(f"(assert (and (<= 0 {var}) (< {var} {len(leaf.type.values)})))")
 
-    def _carry(self, leaves: Iterable[int]) -> list[str]:
-        """Templates ``(= s_{j}_l s_{i}_l)`` (``{i}``: this boundary, ``{j}``: the next)."""
-        return [f"(= s_{{j}}_{n} s_{{i}}_{n})" for n in leaves]
-
     def _emit_transitions(self) -> None:
         h, model = self.bound, self.checked.model
         for k, tool in enumerate(self.layout.tools):
@@ -147,12 +147,10 @@ class Encoding:
             slots = self.layout.slots[tool]
             locals_ = {bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()}
             posts = transition.post if transition else ()
-            modified = {e.name for post in posts for e in subexpressions(post) if isinstance(e, NextRef)}
-            frame = self._carry(n for n in self.layout.dynamic if self.layout.leaves[n].var not in modified)
             # One template per transition (translated once), formatted for every step.
             pres = [self.translator.term(expr, "{i}", locals_) for expr in (transition.pre if transition else ())]
             self.pre_templates[tool] = pres
-            post_terms = [self.translator.term(expr, "{i}", locals_) for expr in posts] + frame
+            post_terms = [self.translator.term(expr, "{i}", locals_) for expr in posts]
             pre_template = f"(=> (= t_{{i}} {k}) {_conj(pres)})" if pres else ""
             post_template = f"(=> (= t_{{i}} {k}) {_conj(post_terms)})" if post_terms else ""
             pre_steps = " ".join(pre_template.format(i=i, j=i + 1) for i in range(h)) if pres else ""
@@ -172,6 +170,10 @@ class Encoding:
         goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]
         self._declare("G", "Bool")
         self._emit(f"(assert (= G {_conj(goal)}))")
+        # What the forward query negates: the focus tools' preconditions and the goal.
+        focus = [f"P_{self.layout.index[tool]}" for tool in self.layout.tools if tool in self.check_tools]
+        self._declare("FOCUS", "Bool")
+        self._emit(f"(assert (= FOCUS {_conj([*focus, 'G'])}))")
 
     def _emit_initial(self, initial: Mapping[str, Any]) -> None:
         for var in self.checked.model.vars:

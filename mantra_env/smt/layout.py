@@ -31,10 +31,13 @@ from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     ArrayType,
+    Contains,
     DslType,
     EnumType,
+    FieldAccess,
     Lit,
     NextRef,
+    OpApp,
     RecordType,
     ScalarType,
     subexpressions,
@@ -160,10 +163,14 @@ class Layout:
         self.leaf_index = {(leaf.var, leaf.path): n for n, leaf in enumerate(self.leaves)}
         # A variable no postcondition writes never changes: one SMT variable serves every boundary, and if the
         # initial state pins it, its value is inlined (scenario facts such as "in stock" are like that).
-        written = {
-            e.name for t in model.transitions for post in t.post for e in subexpressions(post) if isinstance(e, NextRef)
-        }
-        self.static = {n for n, leaf in enumerate(self.leaves) if leaf.var not in written}
+        # The frame axiom works per leaf: a postcondition writing (field (next r) f) frees only r.f.
+        self.writers: dict[int, list[str]] = {n: [] for n in range(len(self.leaves))}
+        for transition in model.transitions:
+            paths = {path for post in transition.post for path in written_paths(post)}
+            for n, leaf in enumerate(self.leaves):
+                if any(var == leaf.var and leaf.path[: len(prefix)] == prefix for var, prefix in paths):
+                    self.writers[n].append(transition.tool)
+        self.static = {n for n in range(len(self.leaves)) if not self.writers[n]}
         self.dynamic = [n for n in range(len(self.leaves)) if n not in self.static]
         self.fixed: dict[int, str] = {}  # static leaf -> its pinned value's term
 
@@ -202,6 +209,32 @@ class Layout:
     def leaves_of(self, var: str, prefix: tuple[str, ...] = ()) -> list[int]:
         """Leaf indices of ``var`` (under the record path ``prefix``), in declaration order."""
         return [n for n, leaf in enumerate(self.leaves) if leaf.var == var and leaf.path[: len(prefix)] == prefix]
+
+
+def written_paths(expr: Any) -> set[tuple[str, tuple[str, ...]]]:
+    """The (variable, record path) pairs a postcondition writes: ``(next v)`` writes all of ``v``,
+    ``(field (next v) f)`` only ``v.f``."""
+    found: set[tuple[str, tuple[str, ...]]] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FieldAccess):
+            chain: list[str] = []
+            inner: Any = node
+            while isinstance(inner, FieldAccess):
+                chain.append(inner.name)
+                inner = inner.record
+            if isinstance(inner, NextRef):
+                found.add((inner.name, tuple(reversed(chain))))
+            else:
+                stack.append(inner)
+        elif isinstance(node, NextRef):
+            found.add((node.name, ()))
+        elif isinstance(node, OpApp):
+            stack.extend(node.args)
+        elif isinstance(node, Contains):
+            stack.extend((node.array, node.element))
+    return found
 
 
 def _string_keys(value: Any) -> set[str]:
