@@ -121,7 +121,10 @@ def test_fig1_case1_episode_in_the_real_domain() -> None:
     for action in [
         {"tool": "check_inventory", "arguments": {"item_name": "Dell UltraSharp U2723QE"}},
         {"tool": "assign_warehouse_picker", "arguments": {"item_id": "HWM2741", "quantity": 1}},
-        {"tool": "fulfil_internally", "arguments": {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1, "source": "warehouse"}},
+        {
+            "tool": "fulfil_internally",
+            "arguments": {"request_id": "HW-2841", "item_id": "HWM2741", "quantity": 1, "source": "warehouse"},
+        },
         {"tool": "update_request_status", "arguments": {"request_id": "HW-2841", "status": "fulfilled"}},
     ]:
         assert "error" not in json.loads(env.step(action)[0])
