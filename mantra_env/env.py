@@ -103,6 +103,9 @@ class MantraEnv(gym.Env[str, str]):
         self._manual_json = json.dumps(domain.manual, ensure_ascii=False)
         self._specs_json = json.dumps(self._specs, ensure_ascii=False)
         self.case: Case | None = None
+        self.last_trace: Trace = Trace()
+        self.last_verdict: Verdict | None = None
+        self.last_reward: float | None = None
         self._toolkit: Toolkit | None = None
         self._calls: list[ToolCall] = []
         self._done = True
@@ -152,6 +155,11 @@ class MantraEnv(gym.Env[str, str]):
 
     # -- helpers ---------------------------------------------------------------------------------------
     @property
+    def done(self) -> bool:
+        """Whether the current episode has ended (then ``last_trace``/``last_verdict``/``last_reward`` hold it)."""
+        return self._done
+
+    @property
     def trace(self) -> Trace:
         return Trace.model_construct(calls=tuple(self._calls), final_answer=None)
 
@@ -168,7 +176,9 @@ class MantraEnv(gym.Env[str, str]):
         verdict = grade(trace, self.case.checks)
         info = self._info(verdict=verdict, verdict_json=VERDICT_ADAPTER.dump_python(verdict, mode="json"))
         info["trace"] = trace
-        return observation, self.reward(verdict, trace), not truncated, truncated, info
+        reward = self.reward(verdict, trace)
+        self.last_trace, self.last_verdict, self.last_reward = trace, verdict, reward
+        return observation, reward, not truncated, truncated, info
 
     def reward(self, verdict: Verdict, trace: Trace) -> float:
         """The episode reward of ``verdict`` under this env's reward mode (see the class docstring)."""

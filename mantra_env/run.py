@@ -1,17 +1,31 @@
-"""``python -m mantra_env.run``: the main job.
+"""``python -m mantra_env.run``: run an agent on a suite and store every episode in DuckDB.
 
-The agent runner (``--model``, ``--suite``, attempts, DuckDB rollouts) is being built; until it lands this
-command runs the part that exists end to end: it parses the checks of the paper's running example (Fig. 1),
-grades a compliant and a non-compliant trace of each case with the deterministic grader, and prints the
-verdicts with their failure categories and evidence.
+Examples::
+
+    python -m mantra_env.run                                  # the bundled local model on the operations suite
+    python -m mantra_env.run --model qwen --suite operations   # an alias from agents/models.yaml
+    python -m mantra_env.run --model openai/gpt-4o-mini --attempts 5 --concurrency 8
+    python -m mantra_env.run --model scripted:oracle           # scripted agents: oracle, noop, random, write-first
+    python -m mantra_env.run --run-name nightly --resume       # continue a killed run; finished episodes are kept
+
+Options also read ``MANTRA_MODEL``, ``MANTRA_SUITE`` and ``MANTRA_DB`` from the environment. ``--example``
+grades the paper's Fig. 1 example traces instead (no agent involved).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import math
+import os
 import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 from graders import grade
 from mantra_env.checks import parse_check
@@ -41,23 +55,164 @@ def run_example() -> int:
     return graded
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(
         prog="python -m mantra_env.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.parse_args(argv)
-    print(
-        "mantra-env: the agent runner is not built yet; running the deterministic grader on the paper's "
-        "running example instead.\n"
+    cli.add_argument("--suite", default=os.environ.get("MANTRA_SUITE", "operations"), help="suite name or folder")
+    cli.add_argument(
+        "--model",
+        default=os.environ.get("MANTRA_MODEL"),
+        help="model alias (agents/models.yaml), litellm model string, or scripted:<oracle|noop|random|write-first>",
     )
+    cli.add_argument("--attempts", type=int, default=5, help="attempts per case (k of Pass@k; default 5)")
+    cli.add_argument("--cases", nargs="*", default=[], help="case ids or wildcards (default: all)")
+    cli.add_argument("--concurrency", type=int, default=4, help="episodes in flight (default 4)")
+    cli.add_argument("--seed", type=int, default=0)
+    cli.add_argument("--max-steps", type=int, default=30, help="tool calls per episode before truncation")
+    cli.add_argument("--max-cycles", type=int, default=20, help="agent-loop cycles per episode (model agents)")
+    cli.add_argument("--timeout", type=float, default=300.0, help="seconds per episode")
+    cli.add_argument("--retries", type=int, default=2, help="retries of an episode after an infrastructure error")
+    cli.add_argument("--db", default=os.environ.get("MANTRA_DB", "results/mantra.duckdb"), help="DuckDB file")
+    cli.add_argument("--run-name", help="run id (default: suite-model-timestamp); reuse it with --resume")
+    cli.add_argument("--resume", action="store_true", help="continue the run named by --run-name")
+    cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
+    return cli
+
+
+def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]) -> tuple[str, Callable[[], Any]]:
+    from agents.base import ScriptedAgent
+    from agents.scripted import SCRIPTED
+
+    if model and model.startswith("scripted:"):
+        name = model.removeprefix("scripted:")
+        if name not in SCRIPTED:
+            raise MantraError(f"unknown scripted agent {name!r}; use one of {', '.join(sorted(SCRIPTED))}")
+        return model, lambda: ScriptedAgent(SCRIPTED[name]())
+    from agents.models import resolve_model
+    from agents.strands_agent import StrandsAgent
+
+    config = resolve_model(model)
+    api_base = config.api_base
+    if config.local_server:
+        from agents.local_server import start_server
+
+        print("starting the bundled local model server (SmolLM2-135M, one thread)...", file=sys.stderr)
+        server = start_server()
+        stack.append(server)
+        api_base = server.api_base
+    return config.alias, lambda: StrandsAgent(config, max_cycles=args.max_cycles, api_base=api_base)
+
+
+def _progress_line(done: int, total: int, passed: int, errors: int, started: float) -> str:
+    width = 30
+    filled = int(width * done / total) if total else width
+    elapsed = time.perf_counter() - started
+    return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} passed {passed} errors {errors} {elapsed:5.0f}s"
+
+
+def _estimate(estimate: Any) -> str:
+    if math.isnan(estimate.value):
+        return "n/a (no scored episodes)"
+    if math.isnan(estimate.low):
+        return f"{estimate.value:6.1%}"
+    return f"{estimate.value:6.1%}  (95% CI {estimate.low:.1%} to {estimate.high:.1%})"
+
+
+def _rate(value: float, unit: str) -> str:
+    return "n/a (no scored episodes)" if math.isnan(value) else f"{value:.1%} {unit}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from graders.analysis import summarize_run
+    from mantra_env.domains import DomainError, find_suite
+    from mantra_env.runner import RunProgress, RunSettings, run_suite
+    from mantra_env.store import RolloutStore
+    from mantra_env.store.records import RunRecord
+
+    domain, suite = find_suite(args.suite)
+    if domain is None:
+        raise DomainError(
+            f"suite {args.suite!r} names domain {suite.manifest.domain!r}, which mantra-env does not ship"
+        )
+    stack: list[Any] = []
     try:
-        graded = run_example()
+        model_name, make_agent = _agent_factory(args.model, args, stack)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        run_id = args.run_name or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
+        Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+        with RolloutStore(args.db) as store:
+            if store.query("SELECT 1 FROM runs WHERE run_id = ?", [run_id]) and not args.resume:
+                raise MantraError(
+                    f"run {run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name"
+                )
+            settings = RunSettings(
+                attempts=args.attempts,
+                concurrency=args.concurrency,
+                seed=args.seed,
+                max_steps=args.max_steps,
+                episode_timeout_s=args.timeout,
+                retries=args.retries,
+                cases=tuple(args.cases),
+            )
+            record = RunRecord(
+                run_id=run_id,
+                name=args.run_name or "",
+                suite=f"{suite.manifest.domain}/{suite.manifest.name}",
+                suite_version=suite.manifest.version,
+                model=model_name,
+                agent=make_agent().name,
+                config={k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)},
+            )
+            progress = RunProgress()
+            started = time.perf_counter()
+
+            interactive = sys.stderr.isatty()
+
+            def tick(_: Any) -> None:
+                if interactive:  # a redrawn bar on a terminal; logs get only the summary
+                    todo = progress.total - progress.skipped
+                    line = _progress_line(progress.done, todo, progress.passed, progress.errors, started)
+                    print(line, end="", file=sys.stderr, flush=True)
+
+            asyncio.run(run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=tick))
+            if interactive:
+                print(file=sys.stderr)
+            summary = summarize_run(store, run_id, k=args.attempts)
+        print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
+        if progress.skipped:
+            print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
+        rows = [
+            ("Pass@1", _estimate(summary.pass_at_1)),
+            (f"Pass@{summary.k}", _estimate(summary.pass_at_k)),
+            (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
+            ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
+            ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
+            ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
+        ]
+        for label, value in rows:
+            print(f"  {label:<18} {value}")
+        print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
+        return 0
+    finally:
+        for item in stack:
+            item.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.example:
+            print(f"\ngraded {run_example()} traces")
+            return 0
+        return run(args)
     except MantraError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"\ngraded {graded} traces")
-    return 0
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished episodes are stored; continue with --resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

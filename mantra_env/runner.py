@@ -1,0 +1,164 @@
+"""Run an agent on a suite: every (case, attempt) an episode, stored in DuckDB as it finishes.
+
+Episodes run concurrently (asyncio; ``concurrency`` in flight, each in its own environment). Each finished
+episode is one transaction keyed by (run, case, attempt), so a killed run loses no finished episode, and
+``resume`` skips exactly the keys already stored. An agent's :class:`~agents.base.InfrastructureError`
+(provider time-out, 429, refused connection, unusable output) or a per-episode time-out is retried with
+exponential backoff and, if it persists, stored as an ``error`` episode, which no score counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import AgentReport, EpisodeAgent, InfrastructureError
+from mantra_env.case import Suite
+from mantra_env.domains import Domain
+from mantra_env.env import MantraEnv
+from mantra_env.errors import MantraError
+from mantra_env.store import RolloutStore
+from mantra_env.store.records import EpisodeRecord, RunRecord, Usage, utc_now
+from mantra_env.trace import Trace
+
+
+class RunnerError(MantraError, ValueError):
+    """The run's settings do not fit the suite (e.g. a case filter that matches nothing)."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run: attempts per case, concurrency, caps, retries."""
+
+    attempts: int = 5
+    concurrency: int = 4
+    seed: int = 0
+    max_steps: int = 30
+    episode_timeout_s: float = 300.0
+    retries: int = 2
+    backoff_s: float = 1.0
+    cases: tuple[str, ...] = ()
+
+
+@dataclass
+class RunProgress:
+    """Counts the runner updates as episodes finish (the CLI draws its progress bar from it)."""
+
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+    passed: int = 0
+    errors: int = 0
+
+
+def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
+    """Case ids matching any of ``patterns`` (exact ids or shell-style wildcards); all cases if none."""
+    import fnmatch
+
+    ids = [case.id for case in suite.cases]
+    if not patterns:
+        return ids
+    chosen = [cid for cid in ids if any(fnmatch.fnmatchcase(cid, p) for p in patterns)]
+    if not chosen:
+        raise RunnerError(
+            f"--cases {' '.join(patterns)} matches no case of {suite.manifest.name}; cases: {', '.join(ids[:8])}..."
+        )
+    return chosen
+
+
+async def run_suite(
+    store: RolloutStore,
+    run: RunRecord,
+    suite: Suite,
+    domain: Domain,
+    make_agent: Callable[[], EpisodeAgent],
+    settings: RunSettings,
+    progress: RunProgress | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> RunProgress:
+    """Run every (case, attempt) not yet stored for ``run``; returns the progress counts."""
+    progress = progress or RunProgress()
+    store.start_run(run)
+    finished = store.finished_keys(run.run_id)
+    keys = [(cid, attempt) for cid in select_cases(suite, settings.cases) for attempt in range(settings.attempts)]
+    todo = [key for key in keys if key not in finished]
+    progress.total, progress.skipped = len(keys), len(keys) - len(todo)
+    limit = asyncio.Semaphore(max(1, settings.concurrency))
+
+    async def one(case_id: str, attempt: int) -> None:
+        async with limit:
+            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt)
+        store.record_episode(record)  # one writer: the event loop thread
+        progress.done += 1
+        progress.passed += record.status == "passed"
+        progress.errors += record.status == "error"
+        if on_episode is not None:
+            on_episode(record)
+
+    await asyncio.gather(*(one(cid, attempt) for cid, attempt in todo))
+    return progress
+
+
+async def _episode(
+    run_id: str,
+    suite: Suite,
+    domain: Domain,
+    make_agent: Callable[[], EpisodeAgent],
+    settings: RunSettings,
+    case_id: str,
+    attempt: int,
+) -> EpisodeRecord:
+    seed = settings.seed * 1_000_003 + attempt  # same seed, same episode; attempts differ
+    started_at = utc_now()
+    failure: tuple[str, str] = ("", "")
+    for trial in range(settings.retries + 1):
+        env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+        agent = make_agent()
+        started = time.perf_counter()
+        try:
+            report = await asyncio.wait_for(agent.run(env, case_id, seed), settings.episode_timeout_s)
+        except InfrastructureError as error:
+            failure = (error.kind, str(error))
+        except TimeoutError:
+            failure = ("timeout", f"the episode took longer than {settings.episode_timeout_s:g} s")
+        else:
+            return _graded(run_id, case_id, attempt, env, report, time.perf_counter() - started, started_at)
+        if trial < settings.retries:
+            await asyncio.sleep(settings.backoff_s * 2**trial)
+    return EpisodeRecord(
+        run_id=run_id,
+        case_id=case_id,
+        attempt=attempt,
+        status="error",
+        error_kind=failure[0],
+        error=failure[1][:2000],
+        started_at=started_at,
+        finished_at=utc_now(),
+    )
+
+
+def _graded(
+    run_id: str, case_id: str, attempt: int, env: MantraEnv, report: AgentReport, latency: float, started_at: Any
+) -> EpisodeRecord:
+    if not env.done:  # the agent stopped (cycle cap) without answering: grade what it did
+        env.step({"final_answer": report.final_answer})
+    verdict = env.last_verdict
+    trace: Trace = env.last_trace
+    return EpisodeRecord(
+        run_id=run_id,
+        case_id=case_id,
+        attempt=attempt,
+        status="passed" if verdict is not None and verdict.passed else "failed",
+        reward=env.last_reward,
+        verdict=verdict,
+        trace=trace,
+        usage=report.usage if isinstance(report.usage, Usage) else Usage(),
+        latency_s=latency,
+        step_latencies_s=report.step_latencies_s,
+        messages=report.messages,
+        started_at=started_at,
+        finished_at=utc_now(),
+    )

@@ -1,0 +1,106 @@
+"""The strands agent end to end through litellm against a stub OpenAI-compatible server: the exact trace is
+stored, malformed and unknown calls are tool errors in the trace, provider faults are infrastructure errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from agents.models import ModelConfig
+from agents.strands_agent import StrandsAgent
+from mantra_env.domains import find_suite
+from mantra_env.runner import RunSettings, run_suite
+from mantra_env.store import RolloutStore
+from mantra_env.store.records import RunRecord
+from tests.agents.stub_server import serve, text, tool_call
+
+DOMAIN, SUITE = find_suite("operations")
+assert DOMAIN is not None
+STUB = ModelConfig(alias="stub", model="openai/stub-model", api_key="not-a-key")
+
+
+def run_case(
+    tmp_path: Path, responses: list[dict[str, Any]], request_timeout: float = 30, **settings: Any
+) -> RolloutStore:
+    """Run fig1-case1 once with the stub answering ``responses``; the requests it saw are kept."""
+    with serve(responses) as stub:
+        agent = lambda: StrandsAgent(STUB, api_base=stub.api_base, request_timeout_s=request_timeout)  # noqa: E731
+        record = RunRecord(run_id="r", suite="operations/starter", model="stub", agent="strands:stub")
+        store = RolloutStore(tmp_path / "r.duckdb")
+        run_settings = RunSettings(attempts=1, cases=("fig1-case1",), backoff_s=0.0, **settings)
+        asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, run_settings))
+        run_case.requests = stub.requests  # type: ignore[attr-defined]
+    return store
+
+
+def test_compliant_episode_is_stored_exactly(tmp_path: Path) -> None:
+    responses = [
+        tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE"}),
+        tool_call("assign_warehouse_picker", {"item_id": "HWM2741", "quantity": 1}, "call_2"),
+        text("A picker is assigned; no purchase order was needed."),
+    ]
+    with run_case(tmp_path, responses) as store:
+        steps = store.query("SELECT step, tool, kind, arguments, error_code FROM steps ORDER BY step")
+        assert steps == [
+            (0, "check_inventory", "read", '{"item_name": "Dell UltraSharp U2723QE"}', None),
+            (1, "assign_warehouse_picker", "write", '{"item_id": "HWM2741", "quantity": 1}', None),
+        ]
+        (status, reward, tokens_in, tokens_out, calls, answer, messages) = store.query(
+            "SELECT status, reward, input_tokens, output_tokens, model_calls, final_answer, messages FROM episodes"
+        )[0]
+        assert (status, reward, tokens_in, tokens_out, calls) == ("passed", 1.0, 300, 30, 3)
+        assert answer.startswith("A picker is assigned")
+        history = json.loads(messages)
+        assert history[0]["role"] == "user" and "Dell UltraSharp" in json.dumps(history[0])
+        assert any("toolResult" in part for message in history for part in message["content"])
+    first = run_case.requests[0]  # type: ignore[attr-defined]
+    assert first["model"] == "stub-model" and first["messages"][0]["role"] == "system"
+    assert {tool["function"]["name"] for tool in first["tools"]} >= {"check_inventory", "reject_request"}
+    # The tool result reached the model.
+    assert "HWM2741" in json.dumps(run_case.requests[1]["messages"][-1])  # type: ignore[attr-defined]
+
+
+def test_malformed_and_unknown_calls_are_tool_errors_in_the_trace(tmp_path: Path) -> None:
+    responses = [
+        tool_call("check_inventory", '{"item_name": "Dell'),  # cut-off JSON
+        tool_call("teleport", {"to": "warehouse"}, "call_2"),
+        tool_call("check_inventory", {"item_name": 5}, "call_3"),
+        text("giving up"),
+    ]
+    with run_case(tmp_path, responses) as store:
+        steps = store.query("SELECT tool, error_code FROM steps ORDER BY step")
+        assert steps == [
+            ("check_inventory", "invalid_arguments"),
+            ("teleport", "unknown_tool"),
+            ("check_inventory", "invalid_arguments"),
+        ]
+        assert store.query("SELECT status, error_kind FROM episodes") == [("failed", None)]
+
+
+def test_html_escaped_arguments_from_small_models_are_unescaped(tmp_path: Path) -> None:
+    responses = [tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE &#34;4K&#34;"}), text("ok")]
+    with run_case(tmp_path, responses) as store:
+        assert store.query("SELECT arguments FROM steps") == [('{"item_name": "Dell UltraSharp U2723QE \\"4K\\""}',)]
+
+
+def test_rate_limits_become_infrastructure_errors_after_retries(tmp_path: Path) -> None:
+    with run_case(tmp_path, [{"status": 429}] * 3, retries=2) as store:
+        assert store.query("SELECT status, error_kind FROM episodes") == [("error", "rate_limit")]
+    assert len(run_case.requests) == 3  # type: ignore[attr-defined]
+
+
+def test_a_provider_that_times_out_is_an_infrastructure_error(tmp_path: Path) -> None:
+    with run_case(tmp_path, [{"sleep": 3}], retries=0, request_timeout=0.5) as store:
+        assert store.query("SELECT status, error_kind FROM episodes") == [("error", "timeout")]
+
+
+def test_cycle_cap_ends_a_looping_model_and_grades_what_it_did(tmp_path: Path) -> None:
+    loop = [tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE"}, f"call_{n}") for n in range(50)]
+    with serve(loop) as stub:
+        agent = lambda: StrandsAgent(STUB, api_base=stub.api_base, max_cycles=3)  # noqa: E731
+        record = RunRecord(run_id="r", suite="operations/starter", model="stub", agent="strands:stub")
+        with RolloutStore(tmp_path / "r.duckdb") as store:
+            asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, RunSettings(attempts=1, cases=("fig1-case1",))))
+            assert store.query("SELECT status, steps FROM episodes") == [("failed", 3)]

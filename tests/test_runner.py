@@ -1,0 +1,150 @@
+"""The runner: concurrency, infrastructure errors kept apart from agent failures, and resume after a kill."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from agents.base import AgentReport, InfrastructureError, ScriptedAgent
+from agents.scripted import NoopPolicy, OraclePolicy
+from graders.analysis import summarize_run
+from mantra_env.domains import find_suite
+from mantra_env.env import MantraEnv
+from mantra_env.runner import RunnerError, RunSettings, run_suite, select_cases
+from mantra_env.store import RolloutStore
+from mantra_env.store.records import RunRecord
+
+DOMAIN, SUITE = find_suite("operations")
+assert DOMAIN is not None
+
+
+def run(db: Path, run_id: str, make_agent: object, **settings: object) -> None:
+    record = RunRecord(run_id=run_id, suite="operations/starter", model="test", agent="test")
+    with RolloutStore(db) as store:
+        asyncio.run(run_suite(store, record, SUITE, DOMAIN, make_agent, RunSettings(**settings)))  # type: ignore[arg-type]
+
+
+class Flaky:
+    """Fails with an infrastructure error ``failures`` times per episode, then behaves like the oracle."""
+
+    name = "flaky"
+    calls: ClassVar[dict[tuple[str, int], int]] = {}
+
+    def __init__(self, failures: int, kind: str = "rate_limit") -> None:
+        self.failures, self.kind = failures, kind
+
+    async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
+        key = (case_id, seed)
+        Flaky.calls[key] = Flaky.calls.get(key, 0) + 1
+        if Flaky.calls[key] <= self.failures:
+            raise InfrastructureError(self.kind, "HTTP 429 from the provider")
+        return await ScriptedAgent(OraclePolicy()).run(env, case_id, seed)
+
+
+def test_transient_provider_errors_are_retried(tmp_path: Path) -> None:
+    Flaky.calls = {}
+    run(tmp_path / "r.duckdb", "r", lambda: Flaky(1), attempts=1, retries=2, backoff_s=0.0, cases=("fig1-*",))
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT status, count(*) FROM episodes GROUP BY status") == [("passed", 2)]
+
+
+def test_persistent_provider_errors_are_errors_not_failures(tmp_path: Path) -> None:
+    Flaky.calls = {}
+    db = tmp_path / "r.duckdb"
+    run(db, "r", lambda: Flaky(99), attempts=2, retries=1, backoff_s=0.0, cases=("fig1-*",))
+    with RolloutStore(db) as store:
+        rows = store.query("SELECT status, error_kind, verdict FROM episodes")
+        assert {(status, kind, verdict) for status, kind, verdict in rows} == {("error", "rate_limit", None)}
+        summary = summarize_run(store, "r", k=2)
+    assert summary.errors == 4 and summary.scored == 0
+    assert summary.pass_at_1.value != summary.pass_at_1.value  # NaN: nothing was scored, nothing was failed
+
+
+class Sleepy:
+    name = "sleepy"
+
+    async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
+        await asyncio.sleep(5)
+        return AgentReport()
+
+
+def test_an_episode_over_its_time_limit_is_an_error(tmp_path: Path) -> None:
+    run(tmp_path / "r.duckdb", "r", Sleepy, attempts=1, retries=0, episode_timeout_s=0.05, cases=("fig1-case1",))
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT status, error_kind FROM episodes") == [("error", "timeout")]
+
+
+def test_concurrent_episodes_each_get_their_own_environment(tmp_path: Path) -> None:
+    run(tmp_path / "r.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=3, concurrency=16)
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT count(*) FILTER (WHERE status = 'passed'), count(*) FROM episodes") == [(42, 42)]
+
+
+def test_case_selection() -> None:
+    assert select_cases(SUITE, ["fig1-case1", "tr-*"]) == [
+        "fig1-case1",
+        "tr-within-budget",
+        "tr-emea-over-budget",
+        "tr-apac-escalation",
+    ]
+    with pytest.raises(RunnerError, match="matches no case"):
+        select_cases(SUITE, ["zzz"])
+
+
+KILLABLE = textwrap.dedent(
+    """
+    import asyncio, sys
+    from agents.base import ScriptedAgent
+    from agents.scripted import {policy}
+    from mantra_env.domains import find_suite
+    from mantra_env.runner import RunSettings, run_suite
+    from mantra_env.store import RolloutStore
+    from mantra_env.store.records import RunRecord
+
+    class Slow(ScriptedAgent):
+        async def run(self, env, case_id, seed):
+            await asyncio.sleep(0.05)
+            return await super().run(env, case_id, seed)
+
+    domain, suite = find_suite("operations")
+    record = RunRecord(run_id="r", suite="operations/starter", model="test", agent="test")
+    with RolloutStore(sys.argv[1]) as store:
+        settings = RunSettings(attempts=2, concurrency=2)
+        stored = lambda e: print("stored", flush=True)
+        asyncio.run(run_suite(store, record, suite, domain, lambda: Slow({policy}()), settings, on_episode=stored))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", [OraclePolicy, NoopPolicy])
+def test_a_run_killed_mid_way_resumes_without_losing_or_duplicating(tmp_path: Path, policy: type) -> None:
+    killed, whole = tmp_path / "killed.duckdb", tmp_path / "whole.duckdb"
+    script = tmp_path / "run.py"
+    script.write_text(KILLABLE.format(policy=policy.__name__))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    process = subprocess.Popen([sys.executable, str(script), str(killed)], stdout=subprocess.PIPE, text=True, env=env)
+    assert process.stdout is not None
+    for _ in range(7):
+        assert process.stdout.readline().strip() == "stored"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    with RolloutStore(killed) as store:
+        stored = store.query("SELECT count(*) FROM episodes")[0][0]
+    assert 7 <= stored < 28  # killed mid-way, nothing finished was lost
+
+    run(killed, "r", lambda: ScriptedAgent(policy()), attempts=2, concurrency=2)
+    run(whole, "r", lambda: ScriptedAgent(policy()), attempts=2, concurrency=2)
+    with RolloutStore(killed) as resumed, RolloutStore(whole) as reference:
+        keys = "SELECT case_id, attempt, status, reward, steps FROM episodes ORDER BY case_id, attempt"
+        assert resumed.query(keys) == reference.query(keys)
+        assert resumed.query("SELECT count(*) FROM episodes") == [(28,)]
+        assert summarize_run(resumed, "r", k=2) == summarize_run(reference, "r", k=2)
