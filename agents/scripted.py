@@ -55,9 +55,19 @@ def _is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(("<value #", "<enum #"))
 
 
+_PLANS: dict[str, list[Action]] = {}  # the plan is a pure function of the case, the tools and the bound
+
+
 def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None) -> list[Action]:
-    """The oracle's tool calls for ``case`` (see the module docstring)."""
+    """The oracle's tool calls for ``case`` (see the module docstring); computed once per case and bound."""
     horizon = bound or case.validation.trace_bound or 16
+    key = json.dumps([case.model_dump(mode="json"), [t.model_dump(mode="json") for t in tools], horizon])
+    if key not in _PLANS:
+        _PLANS[key] = _solve_plan(case, tools, horizon)
+    return json.loads(json.dumps(_PLANS[key]))  # a copy: policies pop from their plan
+
+
+def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Action]:
     initial = {**case.scenario.external, **case.scenario.internal}
     result = CaseSolver(case.world_model, case.checks, horizon, initial, tools).compliant_witness()
     if result.status != "found" or result.witness is None:
