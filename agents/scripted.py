@@ -64,7 +64,7 @@ def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None)
     key = json.dumps([case.model_dump(mode="json"), [t.model_dump(mode="json") for t in tools], horizon])
     if key not in _PLANS:
         _PLANS[key] = _solve_plan(case, tools, horizon)
-    return json.loads(json.dumps(_PLANS[key]))  # a copy: policies pop from their plan
+    return [{"tool": a["tool"], "arguments": dict(a["arguments"])} for a in _PLANS[key]]  # policies pop their copy
 
 
 def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Action]:
