@@ -41,6 +41,8 @@ def _unescape(value: Any) -> Any:
 
 def _plain(message: dict[str, Any], tool_results_as_user: bool) -> dict[str, Any]:
     content = message.get("content")
+    if content is None:  # an assistant turn that only calls tools; chat templates read .content regardless
+        message = {**message, "content": ""}
     if isinstance(content, list):
         parts = [part.get("text", "") if isinstance(part, dict) else str(part) for part in content]
         message = {**message, "content": "\n".join(part for part in parts if part)}
