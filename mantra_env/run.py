@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import logging
 import math
 import os
 import sys
@@ -80,6 +82,28 @@ def parser() -> argparse.ArgumentParser:
     return cli
 
 
+def _quiet_libraries() -> None:
+    """strands and litellm log every malformed tool call a small model makes; the trace records them, so the
+    terminal shows only the progress and the summary."""
+    for name in ("strands", "LiteLLM", "litellm", "httpx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+
+def _warm_up(make_agent: Callable[[], Any], suite: Any, domain: Any) -> None:
+    """Send the system prompt and tool schemas once before timing episodes: the bundled server keeps them in
+    its prompt cache, so only the first request pays the minute it takes to read them on a CPU."""
+    from agents.base import InfrastructureError
+    from mantra_env.env import MantraEnv
+
+    agent = make_agent()
+    agent.max_cycles = 1
+    started = time.perf_counter()
+    with contextlib.suppress(InfrastructureError):
+        asyncio.run(agent.run(MantraEnv(suite, domain), suite.cases[0].id, 0))
+    print(f"warmed up the local model's prompt cache in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+
+
 def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]) -> tuple[str, Callable[[], Any]]:
     from agents.base import ScriptedAgent
     from agents.scripted import SCRIPTED
@@ -130,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from mantra_env.store import RolloutStore
     from mantra_env.store.records import RunRecord
 
+    _quiet_libraries()
     domain, suite = find_suite(args.suite)
     if domain is None:
         raise DomainError(
@@ -138,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     stack: list[Any] = []
     try:
         model_name, make_agent = _agent_factory(args.model, args, stack)
+        if stack:  # a bundled local server was started
+            _warm_up(make_agent, suite, domain)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         run_id = args.run_name or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
         Path(args.db).parent.mkdir(parents=True, exist_ok=True)
@@ -182,10 +209,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
         if progress.skipped:
             print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
-        rows = [
-            ("Pass@1", _estimate(summary.pass_at_1)),
-            (f"Pass@{summary.k}", _estimate(summary.pass_at_k)),
-            (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
+        rows = [("Pass@1", _estimate(summary.pass_at_1))]
+        if summary.k > 1:
+            rows += [
+                (f"Pass@{summary.k}", _estimate(summary.pass_at_k)),
+                (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
+            ]
+        rows += [
             ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
             ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
             ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),

@@ -1,0 +1,26 @@
+"""The bundled CPU model end to end through the main command (slow: about two minutes on two cores)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mantra_env.run import main
+from mantra_env.store import RolloutStore
+
+
+@pytest.mark.slow
+def test_the_bundled_model_runs_two_cases_through_the_main_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "local.duckdb"
+    args = ["--cases", "fig1-case1", "tr-within-budget", "--attempts", "1", "--max-cycles", "2"]
+    assert main([*args, "--concurrency", "1", "--db", str(db), "--run-name", "local"]) == 0
+    out = capsys.readouterr().out
+    assert "run local: local on operations/starter, 2 cases x 1 attempts" in out
+    with RolloutStore(db) as store:
+        rows = store.query("SELECT status, model_calls, input_tokens, latency_s FROM episodes ORDER BY case_id")
+    # Both episodes were graded (the model answered, however badly); none was an infrastructure error.
+    assert [status in ("passed", "failed") for status, *_ in rows] == [True, True]
+    assert all(calls >= 1 and tokens > 1000 for _, calls, tokens, _ in rows)
