@@ -38,6 +38,9 @@ class ModelConfig(BaseModel):
     api_key: str | None = None
     local_server: bool = Field(default=False, description="Served by the bundled llama.cpp server.")
     params: dict[str, Any] = Field(default_factory=dict, description="Extra litellm completion parameters.")
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="Episodes in flight against this provider at most (caps --concurrency)."
+    )
 
 
 def expand_env(text: str, env: Mapping[str, str] | None = None) -> str:

@@ -117,6 +117,9 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
     from agents.strands_agent import StrandsAgent
 
     config = resolve_model(model)
+    if config.max_concurrency is not None and args.concurrency > config.max_concurrency:
+        print(f"{config.alias}: at most {config.max_concurrency} episodes in flight (models file)", file=sys.stderr)
+        args.concurrency = config.max_concurrency
     api_base = config.api_base
     if config.local_server:
         from agents.local_server import start_server

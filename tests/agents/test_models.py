@@ -56,3 +56,15 @@ def test_missing_user_file() -> None:
 
 def test_expand_env() -> None:
     assert expand_env("${A:-x}-${B}-${C:-}", {"B": "b"}) == "x-b-"
+
+
+def test_a_provider_limit_caps_the_episodes_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_model("local", env={}).max_concurrency == 1  # one llama.cpp slot
+    assert resolve_model("qwen", env={"MANTRA_QWEN_CONCURRENCY": "2"}).max_concurrency == 2
+
+    from mantra_env.run import _agent_factory, parser
+
+    monkeypatch.setenv("MANTRA_QWEN_CONCURRENCY", "2")
+    args = parser().parse_args(["--model", "qwen", "--concurrency", "8"])
+    name, make_agent = _agent_factory(args.model, args, [])
+    assert (name, args.concurrency, make_agent().name) == ("qwen", 2, "strands:qwen")
