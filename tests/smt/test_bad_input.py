@@ -1,0 +1,50 @@
+"""Bad input to the SMT engine gives a typed error or a typed result, never another exception."""
+
+from __future__ import annotations
+
+import pytest
+
+from mantra_env.case import CaseCheck
+from mantra_env.checks import parse_check
+from mantra_env.domains import load_domain
+from mantra_env.smt import CaseSolver, SmtInputError
+from mantra_env.worldmodel import DslSyntaxError, DslTypeError
+from tests.smt.test_paper_examples import CV_MODEL, EARLY_CHECKS, INITIAL, ORDERING
+
+TOOLS = load_domain("operations").tool_specs()
+
+
+def test_a_time_limit_gives_unknown_results_not_exceptions() -> None:
+    # At h=64 no query finishes within a millisecond (each takes tens of milliseconds here).
+    solver = CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 64, INITIAL, TOOLS, timeout_ms=1)
+    results = [solver.forward(), *solver.backward_all(), solver.compliant_witness()]
+    assert {(r.status, r.witness is None) for r in results} == {("unknown", True)}
+    assert all(r.reason for r in results)
+    # The same solver answers once it has time again.
+    assert CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 64, INITIAL, TOOLS).forward().status == "consistent"
+
+
+@pytest.mark.parametrize(
+    ("model", "checks", "initial", "error", "message"),
+    [
+        ("(model (var x Bool)", [], {}, DslSyntaxError, "never closed"),
+        ("(model (transition teleport))", [], {}, DslTypeError, "no tool named teleport"),
+        (CV_MODEL, [CaseCheck(id="a", check="CALL teleport()")], {}, SmtInputError, "teleport, which is not a tool"),
+        (CV_MODEL, [CaseCheck(id="a", check="CALL check_inventory(sku=1)")], {}, SmtInputError, "pins sku"),
+        (CV_MODEL, EARLY_CHECKS, {"in_stock": "yes"}, SmtInputError, "initial value of in_stock"),
+        (CV_MODEL, [parse_check("CALL check_inventory()"), parse_check("CALL check_inventory()")], {}, None, ""),
+    ],
+)
+def test_bad_models_checks_and_initial_states_are_typed_errors(
+    model: str, checks: list[object], initial: dict[str, object], error: type[Exception] | None, message: str
+) -> None:
+    if error is None:  # duplicate checks without ids get distinct ids and are fine
+        assert CaseSolver(model, checks, 8, initial, TOOLS).forward().status == "consistent"  # type: ignore[arg-type]
+        return
+    with pytest.raises(error, match=message):
+        CaseSolver(model, checks, 8, initial, TOOLS)  # type: ignore[arg-type]
+
+
+def test_a_bound_below_one_is_a_typed_error() -> None:
+    with pytest.raises(SmtInputError, match="at least 1"):
+        CaseSolver(CV_MODEL, EARLY_CHECKS, 0, INITIAL, TOOLS)
