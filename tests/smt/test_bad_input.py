@@ -20,7 +20,7 @@ def test_a_time_limit_gives_unknown_results_not_exceptions() -> None:
     results = [solver.forward(), *solver.backward_all(), solver.compliant_witness()]
     assert {(r.status, r.witness is None) for r in results} == {("unknown", True)}
     assert all(r.reason for r in results)
-    # The same solver answers once it has time again.
+    # With the default time limit the same case answers.
     assert CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 64, INITIAL, TOOLS).forward().status == "consistent"
 
 
