@@ -23,7 +23,6 @@ Python grader on random traces.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -285,7 +284,7 @@ def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
             return ["false"]  # a schema-valid call cannot carry it
         return [*present, f"(= {var} {slot.enum.index(value)})"]
     if slot.sort == "Id":
-        return [*present, f"(= {var} {layout.intern(json.dumps(value, sort_keys=True, ensure_ascii=False))})"]
+        return [*present, f"(= {var} {layout.id_of(value)})"]
     if slot.sort == "Bool":
         return [*present, f"(= {var} {bool_term(value)})"] if isinstance(value, bool) else ["false"]
     if slot.sort == "Real":

@@ -178,15 +178,15 @@ class Layout:
         for slots in self.slots.values():
             for slot in slots.values():
                 if slot.has_default and slot.sort == "Id" and slot.enum is None:
-                    keys.add(json.dumps(slot.default, sort_keys=True, ensure_ascii=False))
+                    keys.update(_keys(slot.default))
         for check in checks:
             for atom in atoms(check):
                 for name, value in atom.args.items():
                     if self.slots[atom.tool][name].sort == "Id":
-                        keys.add(json.dumps(value, sort_keys=True, ensure_ascii=False))
+                        keys.update(_keys(value))
         for expr in _all_exprs(checked):
             if isinstance(expr, Lit) and isinstance(expr.value, str):
-                keys.add(json.dumps(expr.value.strip(), ensure_ascii=False))
+                keys.update(_keys(expr.value))
         for const in model.consts:
             keys.update(_string_keys(const.value))
         for value in extra_values:
@@ -200,11 +200,11 @@ class Layout:
             return self.fixed.get(leaf, f"s_0_{leaf}")
         return f"s_{boundary}_{leaf}"
 
-    def intern(self, key: str) -> int:
+    def id_of(self, value: Any) -> int:
+        """The interned integer of a JSON value (a string, or any argument value a check pins)."""
+        key = value_key(value)
+        assert key is not None, "checks, literals and schema defaults are JSON values"
         return self.interned[key]
-
-    def string_id(self, text: str) -> int:
-        return self.interned[json.dumps(text.strip(), ensure_ascii=False)]
 
     def leaves_of(self, var: str, prefix: tuple[str, ...] = ()) -> list[int]:
         """Leaf indices of ``var`` (under the record path ``prefix``), in declaration order."""
@@ -237,9 +237,14 @@ def written_paths(expr: Any) -> set[tuple[str, tuple[str, ...]]]:
     return found
 
 
+def _keys(value: Any) -> set[str]:
+    key = value_key(value)
+    return {key} if key is not None else set()
+
+
 def _string_keys(value: Any) -> set[str]:
     if isinstance(value, str):
-        return {json.dumps(value.strip(), ensure_ascii=False)}
+        return _keys(value)
     if isinstance(value, list):
         return {key for item in value for key in _string_keys(item)}
     if isinstance(value, dict):

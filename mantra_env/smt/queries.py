@@ -31,7 +31,7 @@ from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import Encoding, EncodingError
-from mantra_env.smt.layout import z3_sort
+from mantra_env.smt.layout import slot_sort, z3_sort
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
@@ -308,21 +308,20 @@ class CaseSolver:
     def _const(self, name: str) -> z3.ExprRef:
         """The Z3 constant of a name of this encoding, with its sort (from the layout, not by scanning text)."""
         kind, _, rest = name.partition("_")
-        ctx, layout = self._ctx, self.encoding.layout
+        layout = self.encoding.layout
         if kind == "s":
-            leaf = layout.leaves[int(rest.split("_")[1])]
-            sort = z3_sort(leaf.type)
-            if sort.startswith("(Array"):
-                element = sort.split()[1]
-                simple = {"Int": z3.IntSort(ctx), "Real": z3.RealSort(ctx), "Bool": z3.BoolSort(ctx)}
-                return z3.Const(name, z3.ArraySort(simple[element], z3.BoolSort(ctx)))
-            return {"Int": z3.Int, "Real": z3.Real, "Bool": z3.Bool}[sort](name, ctx)
+            return z3.Const(name, self._sort(z3_sort(layout.leaves[int(rest.split("_")[1])].type)))
         if kind == "a":
             code = rest.split("_")[1][0]
-            return {"I": z3.Int, "S": z3.Int, "R": z3.Real, "B": z3.Bool}[code](name, ctx)
-        if kind == "t":
-            return z3.Int(name, ctx)
-        return z3.Bool(name, ctx)
+            return z3.Const(name, self._sort({"I": "Int", "S": "Int", "R": "Real", "B": "Bool"}[code]))
+        return z3.Const(name, self._sort("Int" if kind == "t" else "Bool"))
+
+    def _sort(self, text: str) -> z3.SortRef:
+        """The Z3 sort of an SMT-LIB sort of this encoding: Int, Real, Bool or (Array E Bool)."""
+        simple = {"Int": z3.IntSort(self._ctx), "Real": z3.RealSort(self._ctx), "Bool": z3.BoolSort(self._ctx)}
+        if text in simple:
+            return simple[text]
+        return z3.ArraySort(simple[text.split()[1]], simple["Bool"])
 
     def _decode_slot(self, model: z3.ModelRef, name: str, sort: str, enum: tuple[str, ...] | None) -> JsonValue:
         if sort == "Bool":
@@ -350,12 +349,9 @@ class CaseSolver:
             value: JsonValue
             if isinstance(dsl_type, ArrayType):
                 value = self._decode_array(model, name, dsl_type)
-            elif isinstance(dsl_type, EnumType):
-                value = self._decode_slot(model, name, "Int", dsl_type.values)
             else:
-                assert isinstance(dsl_type, ScalarType)
-                sort = {"Int": "Int", "Real": "Real", "Bool": "Bool", "String": "Id"}[dsl_type.type]
-                value = self._decode_slot(model, name, sort, None)
+                enum = dsl_type.values if isinstance(dsl_type, EnumType) else None
+                value = self._decode_slot(model, name, slot_sort(dsl_type), enum)
             if not leaf.path:
                 state[leaf.var] = value
                 continue
@@ -367,9 +363,7 @@ class CaseSolver:
 
     def _decode_array(self, model: z3.ModelRef, name: str, dsl_type: ArrayType) -> JsonValue:
         element = dsl_type.element
-        sorts = {"Real": z3.RealSort(self._ctx), "Bool": z3.BoolSort(self._ctx)}
-        key = element.type if isinstance(element, ScalarType) else "Int"
-        array = z3.Array(name, sorts.get(key, z3.IntSort(self._ctx)), z3.BoolSort(self._ctx))
+        array = self._const(name)
         candidates: list[tuple[Any, JsonValue]]
         if isinstance(element, EnumType):
             candidates = [(index, value) for index, value in enumerate(element.values)]

@@ -9,7 +9,6 @@ Record-valued expressions translate to their list of leaf terms; ``=`` on record
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from typing import Any
 
@@ -75,7 +74,7 @@ class Translator:
             return int_term(value)
         if dsl_type.type == "Real":
             return real_term(value)
-        return str(self.layout.string_id(value))
+        return str(self.layout.id_of(value))
 
     def value_parts(self, value: ConstValue, dsl_type: DslType) -> list[str]:
         """A constant value as leaf terms (one for non-records)."""
@@ -124,7 +123,7 @@ class Translator:
             if isinstance(value, bool):
                 return bool_term(value)
             if isinstance(value, str):
-                return str(self.layout.string_id(value))
+                return str(self.layout.id_of(value))
             return int_term(value) if isinstance(value, int) else real_term(value)
         if isinstance(expr, ParamRef):
             return slots[expr.name].var(step)
@@ -157,7 +156,3 @@ class Translator:
         operands = " ".join(self.term(arg, step, slots, expr_type) for arg in args)
         head = "div" if symbol == "/" and expr_type == INT else symbol
         return f"({head} {operands})"
-
-
-def json_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
