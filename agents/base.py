@@ -54,12 +54,23 @@ class ScriptedAgent:
         self.name = f"scripted:{policy.name}"
 
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
-        observation, _ = env.reset(seed=seed, options={"case": case_id})
-        tools = [ToolSpec.model_validate(spec) for spec in json.loads(observation)["tools"]]
-        assert env.case is not None
-        self.policy.start(env.case, tools, env.np_random)
-        done = False
-        while not done:
-            observation, _, terminated, truncated, _ = env.step(action_text(self.policy.act(observation)))
-            done = terminated or truncated
+        _drive(env, self.policy, case_id, seed)
         return AgentReport()
+
+
+def _drive(env: MantraEnv, policy: ScriptedPolicy, case_id: str, seed: int) -> None:
+    observation, _ = env.reset(seed=seed, options={"case": case_id})
+    tools = [ToolSpec.model_validate(spec) for spec in json.loads(observation)["tools"]]
+    assert env.case is not None
+    policy.start(env.case, tools, env.np_random)
+    done = False
+    while not done:
+        observation, _, terminated, truncated, _ = env.step(action_text(policy.act(observation)))
+        done = terminated or truncated
+
+
+def play(env: MantraEnv, policy: ScriptedPolicy, case_id: str, seed: int = 0) -> dict[str, Any]:
+    """One episode of ``policy`` on ``case_id``, synchronously; returns its ``trace``, ``verdict`` and
+    ``reward``."""
+    _drive(env, policy, case_id, seed)
+    return {"trace": env.last_trace, "verdict": env.last_verdict, "reward": env.last_reward}

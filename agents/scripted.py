@@ -68,8 +68,7 @@ def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None)
 
 
 def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Action]:
-    initial = {**case.scenario.external, **case.scenario.internal}
-    result = CaseSolver(case.world_model, case.checks, horizon, initial, tools).compliant_witness()
+    result = CaseSolver(case.world_model, case.checks, horizon, case.scenario.valuation, tools).compliant_witness()
     if result.status != "found" or result.witness is None:
         raise OracleError(f"case {case.id}: no compliant trace within {horizon} steps ({result.status})")
     return plan_from_witness(case, result.witness, tools)
@@ -190,15 +189,3 @@ SCRIPTED: dict[str, type[ScriptedPolicy]] = {
 
 def action_text(action: Action) -> str:
     return json.dumps(action, ensure_ascii=False)
-
-
-def play(env: Any, policy: ScriptedPolicy, case: str | int, seed: int = 0) -> dict[str, Any]:
-    """One episode of ``policy`` on ``case`` of a :class:`~mantra_env.env.MantraEnv`; returns the final info
-    (``trace``, ``verdict``) plus ``reward``."""
-    observation, info = env.reset(seed=seed, options={"case": case})
-    tools = [ToolSpec.model_validate(spec) for spec in json.loads(observation)["tools"]]
-    policy.start(env.case, tools, env.np_random)
-    while True:
-        observation, reward, terminated, truncated, info = env.step(action_text(policy.act(observation)))
-        if terminated or truncated:
-            return {**info, "reward": reward}

@@ -94,15 +94,9 @@ def world_model_text(source: SuiteSource, case: CaseSource) -> str:
     return text[:-1] + goal + ")\n"
 
 
-def initial_state(case: CaseSource | Case) -> dict[str, Any]:
-    """The scenario valuation that pins the initial state (external and internal variables together)."""
-    scenario = case.scenario if isinstance(case, Case) else case
-    return {**scenario.external, **scenario.internal}
-
-
 def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[ValidationRecord, list[QueryResult]]:
     """Run the forward, backward and compliant-witness queries for ``case`` at ``bound``."""
-    solver = CaseSolver(case.world_model, case.checks, bound, initial_state(case), tools)
+    solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools)
     forward = solver.forward(shortest=True)
     backward = solver.backward_all(shortest=True)
     witness = solver.compliant_witness()

@@ -60,6 +60,11 @@ class Scenario(BaseModel):
     external: dict[str, JsonValue] = Field(default_factory=dict)
     internal: dict[str, JsonValue] = Field(default_factory=dict)
 
+    @property
+    def valuation(self) -> dict[str, JsonValue]:
+        """External and internal variables together: what pins a world model's initial state."""
+        return {**self.external, **self.internal}
+
 
 class ValidationRecord(BaseModel):
     """How a case was validated against its world model."""

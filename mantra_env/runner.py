@@ -21,7 +21,7 @@ from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
-from mantra_env.store.records import EpisodeRecord, RunRecord, Usage, utc_now
+from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
 from mantra_env.trace import Trace
 
 
@@ -155,7 +155,7 @@ def _graded(
         reward=env.last_reward,
         verdict=verdict,
         trace=trace,
-        usage=report.usage if isinstance(report.usage, Usage) else Usage(),
+        usage=report.usage,
         latency_s=latency,
         step_latencies_s=report.step_latencies_s,
         messages=report.messages,

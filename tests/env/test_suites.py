@@ -7,7 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, WriteFirstPolicy, play
+from agents.base import play
+from agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, WriteFirstPolicy
 from mantra_env.checks import Call, Follows, Precedes, TraceIndex, evaluate
 from mantra_env.env import MantraEnv
 
