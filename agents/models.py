@@ -6,7 +6,6 @@ to (and replace) the shipped ones. ``${VAR}`` and ``${VAR:-default}`` are expand
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mantra_env.errors import MantraError
+from mantra_env.errors import MantraError, did_you_mean
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -102,8 +101,8 @@ def resolve_model(name: str | None, env: Mapping[str, str] | None = None) -> Mod
     if "/" in key:
         return ModelConfig(alias=key, model=key)
     known = ", ".join(sorted(models))
-    close = difflib.get_close_matches(key, list(models), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = did_you_mean(key, models)
+    hint = f"{hint} " if hint else ""
     raise ModelConfigError(
         f"unknown model {key!r}: {hint}use an alias ({known}) or a litellm model string such as 'openai/gpt-4o-mini'"
     )

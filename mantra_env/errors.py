@@ -7,6 +7,17 @@ message says what is wrong, where, and how to fix it.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, options: Iterable[str], *, quote: bool = True) -> str:
+    """``"did you mean 'x'?"`` for the option closest to a mistyped ``name``, or ``""`` if none is close."""
+    close = difflib.get_close_matches(name, list(options), n=1)
+    if not close:
+        return ""
+    return f"did you mean {close[0]!r}?" if quote else f"did you mean {close[0]}?"
+
 
 class MantraError(Exception):
     """Root of every error mantra-env raises on purpose."""

@@ -7,7 +7,6 @@ first asked for (:func:`load_domain`), so importing mantra-env does not import e
 from __future__ import annotations
 
 import copy
-import difflib
 import importlib
 import json
 import pkgutil
@@ -20,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.case import Suite, load_suite
-from mantra_env.errors import MantraError
+from mantra_env.errors import MantraError, did_you_mean
 from mantra_env.toolkit import Toolkit
 from mantra_env.tools import ToolSpec
 
@@ -122,8 +121,8 @@ def load_domain(name: str) -> Domain:
     """Import and return a domain by name, with a "did you mean" for typos."""
     names = domain_names()
     if name not in names:
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = did_you_mean(name, names)
+        hint = f"{hint} " if hint else ""
         raise DomainError(f"unknown domain {name!r}: {hint}known domains: {', '.join(names) or 'none'}")
     module = importlib.import_module(f"{__name__}.{name}")
     domain = getattr(module, "DOMAIN", None)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import math
 import reprlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mantra_env.errors import did_you_mean
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     BOOL,
@@ -239,7 +240,7 @@ class _Checker:
                 "unknown_tool",
                 f"there is no tool named {transition.tool}",
                 transition.span,
-                _did_you_mean(transition.tool, self.tools) or "write one transition per tool of the domain",
+                did_you_mean(transition.tool, self.tools, quote=False) or "write one transition per tool of the domain",
             )
             return
         bound: dict[str, BoundParam] = {}
@@ -264,7 +265,7 @@ class _Checker:
                     "unknown_param",
                     f"tool {transition.tool} has no parameter {bind.tool_param}",
                     bind.span,
-                    _did_you_mean(bind.tool_param, spec.properties)
+                    did_you_mean(bind.tool_param, spec.properties, quote=False)
                     or f"its parameters are: {', '.join(spec.properties) or '(none)'}",
                 )
                 continue
@@ -450,7 +451,7 @@ class _Checker:
                 "unknown_enum_value",
                 f"{expr.value!r} is not a value of {type_text(expected)}",
                 expr.span,
-                _did_you_mean(expr.value, expected.values) or "use one of the enum's values",
+                did_you_mean(expr.value, expected.values, quote=False) or "use one of the enum's values",
             )
             return True  # reported; no second mismatch message
         return False
@@ -483,7 +484,8 @@ class _Checker:
         )
 
     def unknown_name(self, name: str, span: Span | None, transition: Transition | None) -> None:
-        hint = _did_you_mean(name, [*self.var_types, *self.const_types]) or "declare it with (var NAME TYPE)"
+        declared = [*self.var_types, *self.const_types]
+        hint = did_you_mean(name, declared, quote=False) or "declare it with (var NAME TYPE)"
         if transition is not None and name in self.params.get(transition.tool, {}):
             hint = f"{name} is a parameter here: write (param {name})"
         self.report("unknown_name", f"{name} is not a declared state variable or constant", span, hint)
@@ -546,13 +548,6 @@ class _ValueRepr(reprlib.Repr):
 
 def _show(value: object) -> str:
     return _ValueRepr().repr(value)
-
-
-def _did_you_mean(name: str, options: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f"did you mean {close[0]}?" if close else ""
 
 
 def check_model(
