@@ -29,6 +29,7 @@ import numpy as np
 from mantra_env.case import Case
 from mantra_env.errors import MantraError
 from mantra_env.smt import CaseSolver, Witness
+from mantra_env.smt.queries import PLACEHOLDER_PREFIXES
 from mantra_env.tools import ToolSpec
 
 Action = dict[str, Any]
@@ -52,7 +53,7 @@ class ScriptedPolicy(ABC):
 
 
 def _is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(("<value #", "<enum #"))
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
 
 
 _PLANS: dict[str, list[Action]] = {}  # the plan is a pure function of the case, the tools and the bound

@@ -10,6 +10,7 @@ exponential backoff and, if it persists, stored as an ``error`` episode, which n
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,8 +57,6 @@ class RunProgress:
 
 def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
     """Case ids matching any of ``patterns`` (exact ids or shell-style wildcards); all cases if none."""
-    import fnmatch
-
     ids = [case.id for case in suite.cases]
     if not patterns:
         return ids

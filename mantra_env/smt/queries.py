@@ -38,6 +38,8 @@ from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
 from mantra_env.worldmodel.typecheck import CheckedModel
 
 DEFAULT_TIMEOUT_MS = 20_000
+# A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" / "<enum #n>".
+PLACEHOLDER_PREFIXES = ("<value #", "<enum #")
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
 
 
@@ -331,14 +333,14 @@ class CaseSolver:
             return _real(value)
         number = model.eval(self._int(name), model_completion=True).as_long()
         if enum is not None:
-            return enum[number] if 0 <= number < len(enum) else f"<enum #{number}>"
+            return enum[number] if 0 <= number < len(enum) else f"{PLACEHOLDER_PREFIXES[1]}{number}>"
         if sort == "Id":
             return self._decode_id(number)
         return int(number)
 
     def _decode_id(self, number: int) -> JsonValue:
         key = self.encoding.layout.by_id.get(number)
-        return json.loads(key) if key is not None else f"<value #{number}>"
+        return json.loads(key) if key is not None else f"{PLACEHOLDER_PREFIXES[0]}{number}>"
 
     def _initial_state(self, model: z3.ModelRef) -> dict[str, JsonValue]:
         state: dict[str, Any] = {}
