@@ -17,12 +17,12 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
+from mantra_env.checks import tools_mentioned
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError
 from mantra_env.smt import CaseSolver, QueryResult
@@ -126,13 +126,14 @@ def build_suite(source_path: Path) -> Suite:
     failures: list[str] = []
     for entry in source.cases:
         try:
+            checks = [CaseCheck(id=cid, check=text, author="human") for cid, text in entry.checks.items()]
             case = Case(
                 id=entry.id,
                 domain=source.domain,
                 scenario=Scenario(prompt=entry.prompt, external=entry.external, internal=entry.internal),
-                checks=[CaseCheck(id=cid, check=text, author="human") for cid, text in entry.checks.items()],
+                checks=checks,
                 world_model=world_model_text(source, entry),
-                relevant_tools=sorted({a.tool for c in entry.checks.values() for a in _atoms(c)}),
+                relevant_tools=sorted({tool for c in checks for tool in tools_mentioned(c.check)}),
                 database_patch=entry.database_patch,
                 argument_bindings=entry.argument_bindings,
                 provenance=Provenance(source="hand-written", notes=entry.notes),
@@ -160,12 +161,6 @@ def build_suite(source_path: Path) -> Suite:
         stage_counts={"written": len(source.cases), "validated": len(cases), "final": len(cases)},
     )
     return Suite(manifest=manifest, cases=cases)
-
-
-def _atoms(text: str) -> list[Any]:
-    from mantra_env.checks import parse_check
-
-    return list(parse_check(text).atoms)
 
 
 def _explain(results: list[QueryResult]) -> str:

@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, atoms
+from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
 from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
@@ -65,7 +65,7 @@ class Encoding:
         self.bound = bound
         self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values())
         self.translator = Translator(checked, self.layout)
-        self.check_tools = sorted({atom.tool for check in self.checks for atom in atoms(check)})
+        self.check_tools = sorted({tool for check in self.checks for tool in tools_mentioned(check)})
         self.pre_templates: dict[str, list[str]] = {}  # tool -> precondition terms with {i}/{j} placeholders
         self._lines: list[str] = []
         self._atoms: dict[str, int] = {}

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mantra_env.checks import Check, atoms
+from mantra_env.checks import Check, atoms, tools_mentioned
 from mantra_env.checks.ast import canonical_value
 from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
@@ -118,7 +118,7 @@ class Layout:
     ) -> None:
         model = checked.model
         mentioned = sorted(
-            ({atom.tool for check in checks for atom in atoms(check)} | set(extra_tools))
+            ({tool for check in checks for tool in tools_mentioned(check)} | set(extra_tools))
             - {t.tool for t in model.transitions}
         )
         self.tools: tuple[str, ...] = tuple(t.tool for t in model.transitions) + tuple(mentioned)
