@@ -2,6 +2,10 @@
 
 The shipped file is ``agents/models.yaml``; ``MANTRA_MODELS_FILE`` names a user file whose aliases are added
 to (and replace) the shipped ones. ``${VAR}`` and ``${VAR:-default}`` are expanded from the environment.
+
+Named roles (``roles:`` in the file) say which alias plays which part where more than one model is involved:
+``agent`` (the model under evaluation; the runner's default), ``generator`` (the generation pipeline's
+artifact-writing stages) and ``judge`` (its repair judges). ``role:<name>`` may be given wherever a model is.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -53,7 +58,32 @@ def expand_env(text: str, env: Mapping[str, str] | None = None) -> str:
     return _VAR.sub(replace, text)
 
 
-def _read_file(text: str, source: str, env: Mapping[str, str] | None) -> tuple[str | None, dict[str, ModelConfig]]:
+ROLES = ("agent", "generator", "judge")
+
+
+@dataclass(frozen=True)
+class ModelsFile:
+    """The merged models files: the default alias, every alias, and the alias of each role."""
+
+    default: str
+    models: dict[str, ModelConfig]
+    roles: dict[str, str]
+
+
+def _read_roles(data: dict[str, Any], source: str) -> dict[str, str]:
+    roles = data.get("roles") or {}
+    if not isinstance(roles, dict):
+        raise ModelConfigError(f"{source}: 'roles' must map a role ({', '.join(ROLES)}) to a model alias")
+    for role in roles:
+        if role not in ROLES:
+            hint = did_you_mean(str(role), ROLES)
+            raise ModelConfigError(f"{source}: unknown role {role!r}; {hint or 'roles: ' + ', '.join(ROLES)}")
+    return {str(role): str(alias) for role, alias in roles.items()}
+
+
+def _read_file(
+    text: str, source: str, env: Mapping[str, str] | None
+) -> tuple[str | None, dict[str, ModelConfig], dict[str, str]]:
     try:
         data = yaml.safe_load(expand_env(text, env))
     except yaml.YAMLError as exc:
@@ -70,13 +100,13 @@ def _read_file(text: str, source: str, env: Mapping[str, str] | None) -> tuple[s
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise ModelConfigError(f"{source}: models.{alias}: {problems}") from None
     default = data.get("default")
-    return (str(default) if default else None), models
+    return (str(default) if default else None), models, _read_roles(data, source)
 
 
-def load_models(env: Mapping[str, str] | None = None) -> tuple[str, dict[str, ModelConfig]]:
-    """The default alias and every alias, shipped file first, then the user's file."""
+def load_models_file(env: Mapping[str, str] | None = None) -> ModelsFile:
+    """The shipped models file merged with the user's (``MANTRA_MODELS_FILE``), validated."""
     shipped = resources.files("agents").joinpath("models.yaml").read_text(encoding="utf-8")
-    default, models = _read_file(shipped, "agents/models.yaml", env)
+    default, models, roles = _read_file(shipped, "agents/models.yaml", env)
     user_file = (os.environ if env is None else env).get("MANTRA_MODELS_FILE")
     if user_file:
         path = Path(user_file)
@@ -84,18 +114,38 @@ def load_models(env: Mapping[str, str] | None = None) -> tuple[str, dict[str, Mo
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ModelConfigError(f"MANTRA_MODELS_FILE={user_file}: cannot read it ({exc.strerror})") from None
-        user_default, user_models = _read_file(text, str(path), env)
+        user_default, user_models, user_roles = _read_file(text, str(path), env)
         models.update(user_models)
+        roles.update(user_roles)
         default = user_default or default
     if not default or default not in models:
         raise ModelConfigError(f"the default model alias {default!r} is not defined in the models files")
-    return default, models
+    for role, alias in roles.items():
+        if alias not in models and "/" not in alias:
+            raise ModelConfigError(
+                f"role {role!r} names {alias!r}, which is neither an alias nor a litellm model string"
+            )
+    return ModelsFile(default, models, roles)
+
+
+def load_models(env: Mapping[str, str] | None = None) -> tuple[str, dict[str, ModelConfig]]:
+    """The default alias and every alias, shipped file first, then the user's file."""
+    loaded = load_models_file(env)
+    return loaded.default, loaded.models
 
 
 def resolve_model(name: str | None, env: Mapping[str, str] | None = None) -> ModelConfig:
-    """An alias (or None for the default) becomes its config; anything with a '/' is a litellm model string."""
-    default, models = load_models(env)
-    key = name or default
+    """An alias, ``role:<role>`` (or None for the default) becomes its config; anything with a '/' is a litellm
+    model string."""
+    loaded = load_models_file(env)
+    default, models = loaded.default, loaded.models
+    key = name or loaded.roles.get("agent", default)
+    if key.startswith("role:"):
+        role = key.removeprefix("role:")
+        if role not in ROLES:
+            hint = did_you_mean(role, ROLES)
+            raise ModelConfigError(f"unknown role {role!r} in {key!r}; {hint or 'roles: ' + ', '.join(ROLES)}")
+        key = loaded.roles.get(role, default)
     if key in models:
         return models[key]
     if "/" in key:

@@ -68,3 +68,30 @@ def test_a_provider_limit_caps_the_episodes_in_flight(monkeypatch: pytest.Monkey
     args = parser().parse_args(["--model", "qwen", "--concurrency", "8"])
     name, make_agent = _agent_factory(args.model, args, [])
     assert (name, args.concurrency, make_agent().name) == ("qwen", 2, "strands:qwen")
+
+
+def test_roles_name_the_generator_and_judge_models(tmp_path: Path) -> None:
+    assert resolve_model("role:judge", env={}).alias == "local"
+    user = tmp_path / "models.yaml"
+    user.write_text("roles:\n  judge: qwen\n  generator: openai/gpt-5.4\n")
+    env = {"MANTRA_MODELS_FILE": str(user)}
+    assert resolve_model("role:judge", env=env).alias == "qwen"
+    assert resolve_model("role:generator", env=env).model == "openai/gpt-5.4"
+    assert resolve_model("role:agent", env=env).alias == "local"  # the shipped role stays
+    assert resolve_model(None, env=env).alias == "local"
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "message"),
+    [
+        ("roles:\n  juge: qwen\n", None, "unknown role 'juge'; did you mean 'judge'"),
+        ("roles:\n  judge: nothing\n", None, "role 'judge' names 'nothing', which is neither an alias"),
+        ("roles: [judge]\n", None, "'roles' must map a role"),
+        ("default: local\n", "role:jugde", "unknown role 'jugde' in 'role:jugde'; did you mean 'judge'"),
+    ],
+)
+def test_bad_roles_are_clear_errors(tmp_path: Path, content: str, name: str | None, message: str) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_text(content)
+    with pytest.raises(ModelConfigError, match=message):
+        resolve_model(name, env={"MANTRA_MODELS_FILE": str(user)})
