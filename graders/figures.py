@@ -1,4 +1,5 @@
-"""Report figures (matplotlib, headless): Pass@k curves, failure-category bars, premature-write heatmap."""
+"""Report figures (matplotlib, headless): Pass@k curves, failure-category bars, premature-write heatmap and the
+validation funnel of generated suites."""
 
 from __future__ import annotations
 
@@ -31,62 +32,123 @@ CATEGORY_LABELS = {
     "or_all_branches_failed": "OR: all branches failed",
 }
 
+GENERATION_STAGES = ("generated", "forward_validated", "backward_validated", "final")
+"""The generation pipeline's ``stage_counts`` keys, in funnel order."""
+STAGE_LABELS = {
+    "generated": "generated",
+    "forward_validated": "forward-validated",
+    "backward_validated": "backward-validated",
+    "final": "final",
+}
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", "-.", ":")
+
 
 def pass_at_k_curves(curves: Mapping[str, Sequence[float]]) -> Figure:
-    """One line per label (model @ suite): Pass@k in % for k = 1, 2, ... (NaN points are left out)."""
-    figure, axes = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-    for label, values in sorted(curves.items()):
+    """One line per label (model @ suite): Pass@k in % for k = 1, 2, ... (NaN points are left out).
+
+    Models with equal curves (scripted baselines all at 0 %) would hide each other, so every line gets its own
+    hollow marker, shrinking from the first line to the last, and its own dash pattern; the legend sits below the
+    axes so it never covers a curve.
+    """
+    figure, axes = plt.subplots(figsize=(6.4, 4.6), layout="constrained")
+    for position, (label, values) in enumerate(sorted(curves.items())):
         points = [(k, 100 * v) for k, v in enumerate(values, start=1) if not math.isnan(v)]
         if points:
-            axes.plot(*zip(*points, strict=True), marker="o", label=label)
+            axes.plot(*zip(*points, strict=True), label=label, marker=MARKERS[position % len(MARKERS)],
+                      markersize=max(4.0, 11.0 - 2.0 * position), markerfacecolor="none", markeredgewidth=1.5,
+                      linestyle=LINESTYLES[position % len(LINESTYLES)], clip_on=False)  # fmt: skip
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("k (attempts)")
     axes.set_ylabel("Pass@k (%)")
-    axes.set_ylim(0, 100)
+    axes.set_ylim(-2, 102)  # lines at 0 % and 100 % stay visible
+    axes.set_yticks(range(0, 101, 20))
     axes.set_title("Pass@k by model")
     axes.grid(alpha=0.3)
     if axes.lines:
-        axes.legend(fontsize="small", loc="lower right")
+        axes.legend(
+            fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2 if len(curves) > 3 else 1
+        )
     return figure
 
 
 def category_bars(counts: Sequence[CategoryCount]) -> Figure:
-    """Stacked horizontal bars: share of failed checks per category, one bar per (model, suite)."""
+    """Stacked horizontal bars: share of failed checks per category, one bar per (model, suite) with failed
+    checks; segments of at least 8 % are labelled with their share."""
     groups = sorted({(c.model, c.suite) for c in counts})
-    figure, axes = plt.subplots(figsize=(7.2, 1.2 + 0.5 * max(len(groups), 1)), layout="constrained")
+    figure, axes = plt.subplots(figsize=(7.2, 1.9 + 0.5 * max(len(groups), 1)), layout="constrained")
     left = [0.0] * len(groups)
     for category in CATEGORY_ORDER:
         shares = [
             100 * sum(c.share for c in counts if (c.model, c.suite) == group and c.category == category)
             for group in groups
         ]
-        axes.barh([f"{m} @ {s}" for m, s in groups], shares, left=left, label=CATEGORY_LABELS[category])
+        bars = axes.barh([f"{m} @ {s}" for m, s in groups], shares, left=left, label=CATEGORY_LABELS[category])
+        axes.bar_label(bars, labels=[f"{v:.0f}%" if v >= 8 else "" for v in shares], label_type="center",
+                       color="white", fontsize="small")  # fmt: skip
         left = [a + b for a, b in zip(left, shares, strict=True)]
     axes.set_xlabel("share of failed checks (%)")
     axes.set_xlim(0, 100)
-    axes.set_title("Failure categories")
+    axes.set_title("Failure categories (models without a failed check are not shown)", fontsize="medium")
     axes.invert_yaxis()
-    axes.legend(fontsize="small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.25 if groups else 0))
+    figure.legend(fontsize="small", ncols=3, loc="outside lower center")
     return figure
 
 
 def premature_write_heatmap(rates: dict[tuple[str, str], float]) -> Figure:
-    """Model x suite heatmap of the premature-write rate in % (blank where no data)."""
+    """Model x suite heatmap of the premature-write rate in % of scored attempts (blank where no data)."""
     models = sorted({m for m, _ in rates})
     suites = sorted({s for _, s in rates})
     grid = [[100 * rates.get((m, s), math.nan) for s in suites] for m in models]
     figure, axes = plt.subplots(
-        figsize=(1.8 + 1.3 * max(len(suites), 1), 1.2 + 0.5 * max(len(models), 1)), layout="constrained"
+        figsize=(max(5.6, 3.4 + 1.6 * len(suites)), 1.6 + 0.5 * max(len(models), 1)), layout="constrained"
     )
     image = axes.imshow(grid, cmap="Reds", vmin=0, vmax=100, aspect="auto")
-    axes.set_xticks(range(len(suites)), suites)
+    axes.set_xticks(
+        range(len(suites)), suites, rotation=20 if len(suites) > 3 else 0, ha="right" if len(suites) > 3 else "center"
+    )
     axes.set_yticks(range(len(models)), models)
     for row, model_rates in enumerate(grid):
         for col, value in enumerate(model_rates):
             if not math.isnan(value):
-                axes.text(col, row, f"{value:.0f}%", ha="center", va="center", color="black")
-    axes.set_title("Premature-write rate (write before any read)")
-    figure.colorbar(image, ax=axes, label="% of attempts")
+                colour = "white" if value > 55 else "black"  # legible on the dark end of the scale
+                axes.text(col, row, f"{value:.0f}%", ha="center", va="center", color=colour)
+    axes.set_xlabel("suite")
+    axes.set_title("Premature-write rate\n(a write call before any read call)", fontsize="medium")
+    figure.colorbar(image, ax=axes, label="% of scored attempts")
+    return figure
+
+
+def validation_funnel(funnels: Mapping[str, Sequence[int | None]]) -> Figure:
+    """Grouped bars per suite (label ``domain / suite``): cases left after each generation stage, counted on the
+    bars; ``None`` (a stage the manifest omits) leaves a gap."""
+    labels = list(funnels)
+    stages = len(GENERATION_STAGES)
+    width = 0.8 / stages
+    figure, axes = plt.subplots(figsize=(max(6.4, 1.2 + 1.9 * len(labels)), 4.4), layout="constrained")
+    colours = plt.get_cmap("Blues")([0.9 - 0.55 * i / (stages - 1) for i in range(stages)])
+    for position, stage in enumerate(GENERATION_STAGES):
+        xs = [i + (position - (stages - 1) / 2) * width for i in range(len(labels))]
+        counts = [funnels[label][position] for label in labels]
+        bars = axes.bar(xs, [0 if n is None else n for n in counts], width, label=STAGE_LABELS[stage],
+                        color=colours[position], edgecolor="#333", linewidth=0.5)  # fmt: skip
+        axes.bar_label(bars, labels=["" if n is None else str(n) for n in counts], padding=2, fontsize="small")
+    ticks = []
+    for label in labels:
+        generated, final = funnels[label][0], funnels[label][-1]
+        share = f"\nfinal = {100 * final / generated:.0f}% of generated" if generated and final is not None else ""
+        ticks.append(label + share)
+    axes.set_xticks(range(len(labels)), ticks)
+    highest = max((n for counts in funnels.values() for n in counts if n is not None), default=0)
+    axes.set_ylim(0, max(1, highest) * 1.15)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylabel("test cases (count)")
+    axes.set_xlabel("domain / suite")
+    axes.set_title("Validation funnel: generated cases kept by each stage")
+    axes.grid(axis="y", alpha=0.3)
+    figure.legend(fontsize="small", ncols=stages, loc="outside lower center")
     return figure
 
 
