@@ -7,6 +7,7 @@ written by hand. ``parameters`` is a JSON Schema object: ``{"type": "object", "p
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -52,3 +53,17 @@ class ToolSpec(BaseModel):
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
+
+
+def call_problem(tool: str, arguments: Iterable[str], specs: Mapping[str, ToolSpec]) -> str | None:
+    """Why a call of ``tool`` with these argument names cannot be made with ``specs`` (None if it can)."""
+    spec = specs.get(tool)
+    if spec is None:
+        return f"calls {tool}, which is not a tool"
+    unknown = sorted(set(arguments) - set(spec.properties))
+    if unknown:
+        return (
+            f"pins {', '.join(unknown)}, which {tool} does not take; "
+            f"its parameters are: {', '.join(spec.properties) or '(none)'}"
+        )
+    return None

@@ -32,7 +32,7 @@ from mantra_env.checks import Check, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import Encoding, EncodingError
 from mantra_env.smt.layout import slot_sort, z3_sort
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, call_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
 from mantra_env.worldmodel.typecheck import CheckedModel
@@ -393,12 +393,6 @@ def _validate_checks(entries: Sequence[CaseCheck], checked: CheckedModel) -> Non
         return
     for entry in entries:
         for atom in entry.check.atoms:
-            spec = tools.get(atom.tool)
-            if spec is None:
-                raise SmtInputError(f"check {entry.id} ({entry.text}) calls {atom.tool}, which is not a tool")
-            unknown = sorted(set(atom.args) - set(spec.properties))
-            if unknown:
-                raise SmtInputError(
-                    f"check {entry.id} ({entry.text}) pins {', '.join(unknown)}, which {atom.tool} does not take; "
-                    f"its parameters are: {', '.join(spec.properties) or '(none)'}"
-                )
+            problem = call_problem(atom.tool, atom.args, tools)
+            if problem:
+                raise SmtInputError(f"check {entry.id} ({entry.text}) {problem}")
