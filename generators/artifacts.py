@@ -1,0 +1,166 @@
+"""The typed artifacts of the generation stages: what each LLM stage must answer (its JSON schema is sent as the
+structured-output format) and what the run directory stores."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from mantra_env.case import CaseCheck
+from mantra_env.worldmodel.edits import Edit
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- LLM answers ------------------------------------------------------------------------------------------------
+
+
+class Reference(_Answer):
+    target: str = Field(description="Id of the node this one refers to, from the table of contents.")
+    explicit: bool = Field(description="True if the text names the target (e.g. 'see 4.2'), False if implied.")
+    reason: str = Field(default="", description="One sentence: what the reference is about.")
+
+
+class ReferenceAnswer(_Answer):
+    """References of one node; or, first, a request to read other nodes before answering."""
+
+    read_nodes: list[str] = Field(default_factory=list, description="Node ids to read before answering.")
+    references: list[Reference] = Field(default_factory=list)
+
+
+class ToolRelevance(_Answer):
+    tools: list[str] = Field(description="Names of the tools an agent needs for the procedures in the excerpt.")
+    reason: str = ""
+
+
+class PatchOperation(_Answer):
+    op: Literal["set", "remove"]
+    path: str = Field(description="Dot path into the database, e.g. items.HWM2741.stock")
+    value: JsonValue = None
+
+
+class ScenarioDraft(_Answer):
+    """One scenario as the scenario generator writes it."""
+
+    prompt: str = Field(min_length=1, description="The user's request, with named entities and exact quantities.")
+    external: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Scenario variables observable in the database through tools."
+    )
+    internal: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Scenario variables not in the database; each is stated in the prompt."
+    )
+    database_patch: list[PatchOperation] = Field(
+        default_factory=list, description="Changes that make the database agree with the external variables."
+    )
+    argument_bindings: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict,
+        description="Per tool, the argument values a compliant agent would pass (addresses, ids, free text).",
+    )
+
+
+class ScenarioBatch(_Answer):
+    scenarios: list[ScenarioDraft] = Field(min_length=1)
+
+
+class CheckDraft(_Answer):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$", description="Short snake_case name of the rule.")
+    check: str = Field(description="The check in its text form, e.g. CALL a(x=1) PRECEDES CALL b()")
+    rationale: str = ""
+
+
+class CheckSet(_Answer):
+    checks: list[CheckDraft] = Field(min_length=1)
+
+
+class WorldModelSchema(_Answer):
+    """The schema pre-pass: the state variables and constants, before any transition."""
+
+    declarations: str = Field(description="(var NAME TYPE) and (const NAME TYPE VALUE) lines of the DSL.")
+    initial: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Values of the model's own (progress) variables before any call."
+    )
+
+
+class WorldModelAnswer(_Answer):
+    """The full pass: the whole model, the initial values of its own variables, and each scenario's goal."""
+
+    model: str = Field(description="The whole (model ...) in the DSL, without a goal.")
+    initial: dict[str, JsonValue] = Field(default_factory=dict)
+    goals: dict[str, list[str]] = Field(
+        default_factory=dict, description="Scenario id -> goal conditions (DSL expressions) a compliant run reaches."
+    )
+
+
+class Repair(_Answer):
+    """A judge's decision: where the defect is and the typed edits that fix it."""
+
+    locus: Literal["world_model", "checks", "none", "scenario_invalid"]
+    edits: list[Edit] = Field(default_factory=list)
+    reason: str = ""
+
+
+# --- stored artifacts -------------------------------------------------------------------------------------------
+
+
+class Scenario(BaseModel):
+    """A generated scenario with its id (``s000-1``: sample s000, scenario 1)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    sample_id: str
+    draft: ScenarioDraft
+
+
+class ScenarioChecks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scenario_id: str
+    checks: list[CaseCheck] = Field(default_factory=list)
+    error: str = Field(default="", description="Why no usable checks were produced (then the scenario is rejected).")
+
+
+class WorldModelArtifact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    schema_prepass: WorldModelSchema
+    model: str
+    initial: dict[str, JsonValue] = Field(default_factory=dict)
+    goals: dict[str, list[str]] = Field(default_factory=dict)
+
+
+ScenarioStatus = Literal["validated", "awaiting_human", "rejected"]
+
+
+class ScenarioOutcome(BaseModel):
+    """Where one scenario ended after the validation rounds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenario_id: str
+    status: ScenarioStatus
+    checks: list[CaseCheck]
+    forward: Literal["consistent", "conflict", "unknown"] | None = None
+    backward: Literal["consistent", "conflict", "unknown"] | None = None
+    witness_found: bool = False
+    rounds: int = 0
+    reason: str = ""
+
+
+class SampleValidation(BaseModel):
+    """The validation stage's artifact of one sample: the final world model, every scenario's outcome and the
+    full history of queries, witnesses and edits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_id: str
+    model: str
+    initial: dict[str, JsonValue]
+    goals: dict[str, list[str]]
+    locks: list[str] = Field(default_factory=list)
+    outcomes: list[ScenarioOutcome]
+    history: list[dict[str, JsonValue]] = Field(default_factory=list)

@@ -1,0 +1,56 @@
+"""Stage ``check_generation``: the trace-level checks of one scenario, parsed and checked against the tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from generators import prompts
+from generators.artifacts import CheckSet, Scenario
+from generators.llm import LLMClient, RepairNeeded
+from generators.scenarios import scenario_text
+from mantra_env.case import CaseCheck
+from mantra_env.checks import parse_check
+from mantra_env.errors import MantraError
+from mantra_env.tools import ToolSpec, call_problem
+
+
+def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseCheck]:
+    """The answer's checks as case checks; every problem (syntax with its position, unknown tools or
+    parameters, repeated ids) at once, as :class:`RepairNeeded`."""
+    specs = {spec.name: spec for spec in tools}
+    problems: list[str] = []
+    entries: list[CaseCheck] = []
+    seen: set[str] = set()
+    for draft in answer.checks:
+        if draft.id in seen:
+            problems.append(f"check {draft.id}: the id is used twice")
+            continue
+        seen.add(draft.id)
+        try:
+            check = parse_check(draft.check)
+        except MantraError as error:
+            problems.append(f"check {draft.id}: {error}")
+            continue
+        bad = [problem for atom in check.atoms if (problem := call_problem(atom.tool, atom.args, specs))]
+        if bad:
+            problems.append(f"check {draft.id} ({draft.check}) {bad[0]}")
+            continue
+        entries.append(CaseCheck(id=draft.id, check=check))
+    if problems:
+        raise RepairNeeded("\n".join(f"- {p}" for p in problems))
+    return entries
+
+
+async def generate_checks(
+    client: LLMClient, scenario: Scenario, excerpt: str, tools: Sequence[ToolSpec]
+) -> list[CaseCheck]:
+    """The checks of ``scenario`` (request key ``check_generation/<scenario id>``)."""
+    parsed: list[CaseCheck] = []
+
+    def check(answer: CheckSet) -> CheckSet:
+        parsed[:] = parse_check_set(answer, tools)
+        return answer
+
+    messages = prompts.checks(excerpt, tools, scenario_text(scenario))
+    await client.generate("check_generation", scenario.id, messages, CheckSet, check)
+    return parsed

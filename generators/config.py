@@ -1,0 +1,258 @@
+"""The generation pipeline's YAML configuration (paper App. "Pipeline Configuration").
+
+The keys are the paper's example config (``run_dir_base``, ``document_path``, ``tools``, ``env_bindings``,
+``llm`` with per-stage overrides, ``retry`` and ``cache``, ``chunking``, ``sampling``, ``validation``,
+``web_ui``, ``logging``) plus ``domain`` (the registered domain whose toolkit and database the cases run
+against) and ``export`` (the suite written at the end). ``${VAR}`` and ``${VAR:-default}`` are expanded from
+the environment before parsing; relative file paths are relative to the config file, except ``run_dir_base``,
+which is relative to the working directory (where runs go is the caller's choice, not the config's).
+
+Models. A stage's model is named like ``--model`` of the runner: an alias or role of ``agents/models.yaml``
+(``local``, ``qwen``, ``role:generator``, ``role:judge``), any litellm model string (``openai/gpt-5.4``), or a
+bare model name with a ``provider`` (``provider: ollama`` + ``model: qwen3:8b``). ``replay/<name>`` serves
+recorded responses (:mod:`generators.replay`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agents.models import expand_env
+from generators.sampling import SamplingSettings
+from mantra_env.errors import MantraError, did_you_mean
+
+STAGES = (
+    "document_extraction",
+    "tool_relevance",
+    "scenario_generation",
+    "check_generation",
+    "smt_schema_prepass",
+    "smt_full_pass",
+    "conflict_resolution",
+    "locus_reassessment",
+    "fix_repair",
+    "backward_audit",
+)
+"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check).
+``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
+resolution and ``fix_repair`` the retry of edits that did not apply."""
+
+JUDGE_STAGES = frozenset({"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit"})
+
+StructuredOutput = Literal["auto", "json_schema", "llama_grammar", "none"]
+
+
+class ConfigError(MantraError, ValueError):
+    """The generation config is not usable; the message names the file, the key and how to fix it."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StageModel(_Strict):
+    """Which model one stage uses (every field optional: unset ones fall back to the ``llm`` defaults)."""
+
+    provider: str | None = None
+    model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict, description="Extra litellm completion parameters.")
+    structured_output: StructuredOutput | None = None
+
+
+class RetrySettings(_Strict):
+    max_attempts: int = Field(default=4, ge=1, description="Tries per request on provider failures (429, time-out).")
+    base_delay_s: float = Field(default=0.5, ge=0)
+    max_repair_attempts: int = Field(default=3, ge=0, description="Syntactic repair rounds per artifact.")
+
+
+class CacheSettings(_Strict):
+    enabled: bool = True
+    path: Path | None = Field(default=None, description="Default: <run_dir>/llm_cache.")
+
+
+class ReplaySettings(_Strict):
+    """Recorded responses: ``path`` is served to ``replay/*`` models; ``record_to`` records real responses."""
+
+    path: Path | None = None
+    record_to: Path | None = None
+
+
+class LLMSettings(_Strict):
+    provider_default: str | None = None
+    default_model: str = "role:generator"
+    judge_model: str = Field(default="role:judge", description="Default model of the judge stages.")
+    ollama_base_url: str | None = None
+    openai_api_key: str | None = None
+    anthropic_api_key: str | None = None
+    codex_executable: str | None = Field(default=None, description="Accepted for the paper's config; unused.")
+    api_base: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    structured_output: StructuredOutput = "auto"
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    stage_overrides: dict[str, StageModel] = Field(default_factory=dict)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    replay: ReplaySettings = Field(default_factory=ReplaySettings)
+
+    @model_validator(mode="after")
+    def _known_stages(self) -> LLMSettings:
+        for stage in self.stage_overrides:
+            if stage not in STAGES:
+                hint = did_you_mean(stage, STAGES)
+                raise ValueError(
+                    f"unknown stage {stage!r} in stage_overrides; {hint or 'stages: ' + ', '.join(STAGES)}"
+                )
+        return self
+
+
+class ToolsSettings(_Strict):
+    """Where the tool schema comes from: a registered domain's toolkit (``domain``), or a ``tools.json`` file."""
+
+    format: Literal["domain", "python_callable", "json"] = "domain"
+    source: str | None = Field(default=None, description="Domain name, module path, or JSON file.")
+
+
+class EnvBindings(_Strict):
+    path: Path | None = None
+
+
+class ChunkingSettings(_Strict):
+    max_chunk_tokens: int = Field(default=4000, ge=16)
+    always_split_headings: bool = True
+
+
+class GenerationSampling(SamplingSettings):
+    max_parallel_samples: int = Field(default=3, ge=1)
+    scenarios_per_sample: int = Field(default=4, ge=1)
+
+
+class ValidationSettings(_Strict):
+    n_rounds: int = Field(default=5, ge=1)
+    z3_trace_bound: int = Field(default=16, ge=1, le=256)
+    timeout_ms: int = Field(default=20_000, ge=100)
+
+
+class WebUISettings(_Strict):
+    port: int = Field(default=8080, ge=1, le=65535)
+
+
+class LoggingSettings(_Strict):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    console: bool = False
+    filename: str = "session.log"
+
+
+class ExportSettings(_Strict):
+    suite_name: str = Field(default="generated", pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    version: int = Field(default=0, ge=0)
+    description: str = ""
+
+
+class GenerationConfig(_Strict):
+    """A whole config file."""
+
+    run_dir_base: Path = Path("runs")
+    document_path: Path
+    domain: str = Field(description="The registered domain the cases run against (toolkit and database).")
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    env_bindings: EnvBindings = Field(default_factory=EnvBindings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    sampling: GenerationSampling = Field(default_factory=GenerationSampling)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    web_ui: WebUISettings = Field(default_factory=WebUISettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
+
+    def stage_model(self, stage: str) -> StageModel:
+        """The effective model settings of ``stage`` (override fields over the ``llm`` defaults)."""
+        if stage not in STAGES:
+            raise ConfigError(f"unknown stage {stage!r}; stages: {', '.join(STAGES)}")
+        llm = self.llm
+        override = llm.stage_overrides.get(stage, StageModel())
+        default = llm.judge_model if stage in JUDGE_STAGES else llm.default_model
+        return StageModel(
+            provider=override.provider or (None if override.model else llm.provider_default),
+            model=override.model or default,
+            api_base=override.api_base or llm.api_base,
+            api_key=override.api_key,
+            params={**llm.params, **override.params},
+            structured_output=override.structured_output or llm.structured_output,
+        )
+
+
+def _resolve_paths(config: GenerationConfig, base: Path) -> GenerationConfig:
+    def resolve(path: Path | None) -> Path | None:
+        return None if path is None else path if path.is_absolute() else (base / path)
+
+    llm = config.llm.model_copy(
+        update={
+            "cache": config.llm.cache.model_copy(update={"path": resolve(config.llm.cache.path)}),
+            "replay": config.llm.replay.model_copy(
+                update={"path": resolve(config.llm.replay.path), "record_to": resolve(config.llm.replay.record_to)}
+            ),
+        }
+    )
+    return config.model_copy(
+        update={
+            "document_path": resolve(config.document_path),
+            "env_bindings": EnvBindings(path=resolve(config.env_bindings.path)),
+            "llm": llm,
+        }
+    )
+
+
+def parse_config(
+    text: str, origin: str = "config", base: Path | None = None, env: dict[str, str] | None = None
+) -> GenerationConfig:
+    """Parse config text (``${VAR:-default}`` expanded from ``env`` or the process environment)."""
+    try:
+        data = yaml.safe_load(expand_env(text, env if env is not None else dict(os.environ)))
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{origin}: not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{origin}: expected a mapping of settings (document_path, domain, llm, ...)")
+    try:
+        config = GenerationConfig.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors()[:10]:
+            where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+            message = item["msg"].removeprefix("Value error, ")
+            if item["type"] == "extra_forbidden":
+                known = _known_keys(item["loc"][:-1])
+                hint = did_you_mean(str(item["loc"][-1]), known)
+                message = f"unknown key; {hint or 'known keys: ' + ', '.join(known)}"
+            problems.append(f"{where}: {message}")
+        raise ConfigError(f"{origin}: " + "; ".join(problems)) from None
+    return _resolve_paths(config, base or Path.cwd())
+
+
+def _known_keys(location: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] = GenerationConfig
+    for part in location:
+        field = model.model_fields.get(str(part))
+        annotation = getattr(field, "annotation", None) if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def load_config(path: Path, env: dict[str, str] | None = None) -> GenerationConfig:
+    """Read and validate a config file; relative paths in it are relative to the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config: {error.strerror}") from None
+    config = parse_config(text, str(path), path.resolve().parent, env)
+    if not config.document_path.is_file():
+        raise ConfigError(f"{path}: document_path {config.document_path} does not exist")
+    return config

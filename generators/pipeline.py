@@ -1,0 +1,404 @@
+"""The generation pipeline: manual + tools → document graph → samples → relevant tools → scenarios → checks and,
+independently, world models → cross-validation rounds → exported suite.
+
+Stages run in order (:data:`generators.rundir.STAGE_ORDER`); each writes its artifacts to the run directory, one
+per sample as soon as the sample finishes, and a ``DONE`` marker at the end. A rerun on the same directory skips
+finished stages and finished samples, and every LLM request it repeats is a cache hit, so an interrupted run
+resumes where it stopped and ends with the same result. Samples of a stage run concurrently
+(``sampling.max_parallel_samples``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, ToolRelevance, WorldModelArtifact
+from generators.checkgen import generate_checks
+from generators.config import STAGES, GenerationConfig
+from generators.document import DocumentGraph, chunk_document
+from generators.export import GENERATOR_VERSION, build_case, export_suite
+from generators.graph_plot import plot_graph
+from generators.llm import GenerationError, LLMClient, StageUsage
+from generators.references import find_references
+from generators.relevance import relevant_tools
+from generators.rundir import STAGE_ORDER, RunDir
+from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
+from generators.scenarios import generate_scenarios
+from generators.validation import SampleInput, validate_sample
+from generators.worldgen import generate_world_model
+from mantra_env.case import Provenance, Suite, write_suite
+from mantra_env.domains import Domain, load_domain
+from mantra_env.errors import MantraError
+from mantra_env.tools import ToolSpec
+
+log = logging.getLogger("mantra.generators")
+M = TypeVar("M", bound=BaseModel)
+
+
+class PipelineError(MantraError, RuntimeError):
+    """The pipeline cannot go on (a stage failed for a reason no retry fixes)."""
+
+
+class SamplesArtifact(BaseModel):
+    samples: list[Sample]
+    coverage: Coverage
+    stats: CoverageStats
+
+
+class ScenarioSet(BaseModel):
+    sample_id: str
+    scenarios: list[Scenario]
+    error: str = ""
+
+
+class ChecksArtifact(BaseModel):
+    sample_id: str
+    scenarios: list[ScenarioChecks]
+
+
+class WorldModelOrFailure(BaseModel):
+    """A sample's world model, or why none could be generated (kept, so a resumed run does not ask again)."""
+
+    world: WorldModelArtifact | None = None
+    error: str = ""
+
+
+@dataclass
+class PipelineResult:
+    run_dir: Path
+    suite: Suite | None
+    suite_dir: Path | None
+    stages_run: list[str]
+    usage: dict[str, StageUsage] = field(default_factory=dict)
+
+
+@dataclass
+class Pipeline:
+    config: GenerationConfig
+    run: RunDir
+    client: LLMClient
+    domain: Domain
+    tools: list[ToolSpec]
+    stop_after: str | None = None
+    on_stage: Callable[[str], None] | None = None
+    stages_run: list[str] = field(default_factory=list)
+    previous_usage: list[dict[str, dict[str, float]]] | None = None
+
+    # --- helpers -----------------------------------------------------------------------------------------------
+
+    def tools_named(self, names: Sequence[str]) -> list[ToolSpec]:
+        return [spec for spec in self.tools if spec.name in names]
+
+    async def per_sample(
+        self, stage: str, samples: Sequence[Sample], kind: type[M], make: Callable[[Sample], Awaitable[M]]
+    ) -> dict[str, M]:
+        """Each sample's artifact of ``stage``: loaded if written, else made (concurrently) and written at once."""
+        limit = asyncio.Semaphore(self.config.sampling.max_parallel_samples)
+        results: dict[str, M] = {}
+
+        async def one(sample: Sample) -> None:
+            found = self.run.load(stage, sample.id, kind)
+            if found is None:
+                async with limit:
+                    found = await make(sample)
+                self.run.save(stage, sample.id, found)
+            results[sample.id] = found
+
+        await asyncio.gather(*(one(sample) for sample in samples))
+        return {sample.id: results[sample.id] for sample in samples}
+
+    def finish(self, stage: str) -> bool:
+        """Mark ``stage`` done (if this run computed it); True if the pipeline should stop here."""
+        if not self.run.done(stage):
+            self.run.mark_done(stage)
+            self.stages_run.append(stage)
+            self.write_usage()
+            if self.on_stage is not None:
+                self.on_stage(stage)
+        return stage == self.stop_after
+
+    def write_usage(self) -> None:
+        """``usage.json``: this invocation's requests, cache hits, tokens and cost per stage, after those of the
+        earlier invocations on the same run directory (a resumed run adds to them), and the totals."""
+        path = self.run.root / "usage.json"
+        earlier: list[dict[str, dict[str, float]]] = []
+        if self.previous_usage is None:
+            try:
+                earlier = json.loads(path.read_text(encoding="utf-8"))["invocations"]
+            except (OSError, ValueError, KeyError, TypeError):
+                earlier = []
+            self.previous_usage = earlier
+        invocations = [*self.previous_usage, self.client.usage_report()]
+        total: dict[str, dict[str, float]] = {}
+        for invocation in invocations:
+            for stage, numbers in invocation.items():
+                into = total.setdefault(stage, {})
+                for name, value in numbers.items():
+                    into[name] = into.get(name, 0) + value
+        self.run.write_json("usage.json", {"total": total, "invocations": invocations})
+
+    def excerpt(self, graph: DocumentGraph, sample: Sample) -> str:
+        return graph.text_of(sample.node_ids)
+
+    # --- stages ------------------------------------------------------------------------------------------------
+
+    async def graph(self) -> DocumentGraph:
+        path = self.run.artifact("graph", "graph")
+        if self.run.done("graph"):
+            return DocumentGraph.model_validate_json(path.read_text(encoding="utf-8"))
+        manual = self.config.document_path.read_text(encoding="utf-8")
+        chunked = chunk_document(
+            manual, self.config.chunking.max_chunk_tokens, self.config.document_path.stem,
+            self.config.chunking.always_split_headings,
+        )  # fmt: skip
+        graph = await find_references(self.client, chunked, self.config.sampling.max_parallel_samples)
+        self.run.save("graph", "graph", graph)
+        (self.run.stage_dir("graph") / "toc.txt").write_text(graph.toc() + "\n", encoding="utf-8")
+        plot_graph(graph, self.run.stage_dir("graph") / "graph")
+        return graph
+
+    def samples(self, graph: DocumentGraph) -> list[Sample]:
+        found = self.run.load("samples", "samples", SamplesArtifact)
+        if found is not None and self.run.done("samples"):
+            return found.samples
+        samples, coverage = draw_samples(graph, self.config.sampling)
+        self.run.save(
+            "samples", "samples", SamplesArtifact(samples=samples, coverage=coverage, stats=coverage.stats(graph))
+        )
+        plot_graph(graph, self.run.stage_dir("samples") / "coverage", coverage)
+        return samples
+
+    async def relevance(self, graph: DocumentGraph, samples: list[Sample]) -> dict[str, ToolRelevance]:
+        async def make(sample: Sample) -> ToolRelevance:
+            try:
+                return await relevant_tools(self.client, sample.id, self.excerpt(graph, sample), self.tools)
+            except GenerationError as error:  # the sample goes no further; the others do
+                log.warning("relevant tools of %s: %s", sample.id, error)
+                return ToolRelevance(tools=[], reason=f"failed: {error}")
+
+        return await self.per_sample("relevance", samples, ToolRelevance, make)
+
+    async def scenarios(
+        self, graph: DocumentGraph, samples: list[Sample], relevance: dict[str, ToolRelevance]
+    ) -> dict[str, ScenarioSet]:
+        bindings = ""
+        if self.config.env_bindings.path is not None:
+            bindings = self.config.env_bindings.path.read_text(encoding="utf-8")
+
+        async def make(sample: Sample) -> ScenarioSet:
+            if not relevance[sample.id].tools:
+                return ScenarioSet(sample_id=sample.id, scenarios=[], error="no relevant tools")
+            try:
+                made = await generate_scenarios(
+                    self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
+                    self.domain, self.config.sampling.scenarios_per_sample, bindings,
+                )  # fmt: skip
+            except GenerationError as error:
+                log.warning("scenarios of %s: %s", sample.id, error)
+                return ScenarioSet(sample_id=sample.id, scenarios=[], error=str(error))
+            return ScenarioSet(sample_id=sample.id, scenarios=made)
+
+        return await self.per_sample("scenarios", samples, ScenarioSet, make)
+
+    async def checks(
+        self,
+        graph: DocumentGraph,
+        samples: list[Sample],
+        relevance: dict[str, ToolRelevance],
+        scenarios: dict[str, ScenarioSet],
+    ) -> dict[str, ChecksArtifact]:
+        async def make(sample: Sample) -> ChecksArtifact:
+            entries = []
+            for scenario in scenarios[sample.id].scenarios:
+                try:
+                    made = await generate_checks(
+                        self.client, scenario, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools)
+                    )
+                    entries.append(ScenarioChecks(scenario_id=scenario.id, checks=made))
+                except GenerationError as error:
+                    log.warning("checks of %s: %s", scenario.id, error)
+                    entries.append(ScenarioChecks(scenario_id=scenario.id, error=str(error)))
+            return ChecksArtifact(sample_id=sample.id, scenarios=entries)
+
+        return await self.per_sample("checks", samples, ChecksArtifact, make)
+
+    async def world_models(
+        self,
+        graph: DocumentGraph,
+        samples: list[Sample],
+        relevance: dict[str, ToolRelevance],
+        scenarios: dict[str, ScenarioSet],
+    ) -> dict[str, WorldModelOrFailure]:
+        async def make(sample: Sample) -> WorldModelOrFailure:
+            if not scenarios[sample.id].scenarios:
+                return WorldModelOrFailure(error="the sample has no scenarios")
+            try:
+                made = await generate_world_model(
+                    self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
+                    scenarios[sample.id].scenarios,
+                )  # fmt: skip
+            except GenerationError as error:
+                log.warning("world model of %s: %s", sample.id, error)
+                return WorldModelOrFailure(error=str(error))
+            return WorldModelOrFailure(world=made)
+
+        return await self.per_sample("world_models", samples, WorldModelOrFailure, make)
+
+    async def validation(
+        self,
+        graph: DocumentGraph,
+        samples: list[Sample],
+        scenarios: dict[str, ScenarioSet],
+        checks: dict[str, ChecksArtifact],
+        worlds: dict[str, WorldModelOrFailure],
+    ) -> dict[str, SampleValidation | None]:
+        usable = [s for s in samples if worlds[s.id].world is not None and scenarios[s.id].scenarios]
+
+        async def make(sample: Sample) -> SampleValidation:
+            world = worlds[sample.id].world
+            assert world is not None
+            by_scenario = {entry.scenario_id: entry for entry in checks[sample.id].scenarios}
+            data = SampleInput(
+                sample_id=sample.id,
+                excerpt=self.excerpt(graph, sample),
+                tools=self.tools,
+                scenarios=scenarios[sample.id].scenarios,
+                checks={sid: entry.checks for sid, entry in by_scenario.items()},
+                world=world,
+                check_errors={sid: entry.error for sid, entry in by_scenario.items() if entry.error},
+            )
+            return await validate_sample(self.client, data, self.config.validation)
+
+        done = await self.per_sample("validation", usable, SampleValidation, make)
+        return {s.id: done.get(s.id) for s in samples}
+
+    def export(
+        self,
+        samples: list[Sample],
+        relevance: dict[str, ToolRelevance],
+        scenarios: dict[str, ScenarioSet],
+        validations: dict[str, SampleValidation | None],
+    ) -> tuple[Suite, Path]:
+        provenance = Provenance(
+            source="generated",
+            generator_version=GENERATOR_VERSION,
+            models={stage: self.client.resolve(stage).model for stage in STAGES},
+            run_id=self.run.root.name,
+        )
+        candidates = []
+        for sample in samples:
+            validation = validations.get(sample.id)
+            if validation is None:
+                continue
+            for scenario in scenarios[sample.id].scenarios:
+                outcome = next((o for o in validation.outcomes if o.scenario_id == scenario.id), None)
+                if outcome is not None and outcome.status == "validated":
+                    candidates.append(
+                        build_case(
+                            self.config.export.suite_name,
+                            self.domain.name,
+                            scenario,
+                            validation,
+                            sample.node_ids,
+                            relevance[sample.id].tools,
+                            self.config.validation.z3_trace_bound,
+                            provenance,
+                        )
+                    )
+        suite, failures = export_suite(
+            self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
+            candidates, {sid: v for sid, v in validations.items() if v is not None},
+        )  # fmt: skip
+        folder = self.run.stage_dir("export") / "suite"
+        write_suite(suite, folder)
+        self.run.write_json("export/replay_failures.json", failures)
+        return suite, folder
+
+    async def run_all(self) -> PipelineResult:
+        graph = await self.graph()
+        result = PipelineResult(self.run.root, None, None, self.stages_run)
+        if self.finish("graph"):
+            return result
+        samples = self.samples(graph)
+        if self.finish("samples"):
+            return result
+        relevance = await self.relevance(graph, samples)
+        if self.finish("relevance"):
+            return result
+        scenarios = await self.scenarios(graph, samples, relevance)
+        if self.finish("scenarios"):
+            return result
+        checks = await self.checks(graph, samples, relevance, scenarios)
+        if self.finish("checks"):
+            return result
+        worlds = await self.world_models(graph, samples, relevance, scenarios)
+        if self.finish("world_models"):
+            return result
+        validations = await self.validation(graph, samples, scenarios, checks, worlds)
+        if self.finish("validation"):
+            return result
+        suite, folder = self.export(samples, relevance, scenarios, validations)
+        self.finish("export")
+        result.suite, result.suite_dir = suite, folder
+        return result
+
+
+def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
+    """The tool schema the pipeline works with (the domain's toolkit, or a tools.json file)."""
+    if config.tools.format == "json":
+        if not config.tools.source:
+            raise PipelineError("tools.format is json but tools.source names no file")
+        path = Path(config.tools.source)
+        try:
+            return [ToolSpec.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+        except (OSError, ValueError) as error:
+            raise PipelineError(f"tools.source {path}: cannot read a list of tool specs: {error}") from None
+    return domain.tool_specs()
+
+
+@contextlib.contextmanager
+def _local_server(client: LLMClient) -> Iterator[None]:
+    if not client.needs_local_server(list(STAGES)):
+        yield
+        return
+    from agents.local_server import start_server
+
+    with start_server(context_tokens=8192) as server:
+        client.api_base_override["local_server"] = server.api_base
+        client._resolved.clear()
+        yield
+
+
+def run_pipeline(
+    config: GenerationConfig,
+    run_dir: Path,
+    from_stage: str | None = None,
+    stop_after: str | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> PipelineResult:
+    """Run (or resume) the pipeline in ``run_dir``; see the module docstring."""
+    for stage in (from_stage, stop_after):
+        if stage is not None and stage not in STAGE_ORDER:
+            raise PipelineError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_ORDER)}")
+    run = RunDir(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if from_stage is not None:
+        removed = run.reset_from(from_stage)
+        log.info("recomputing from %s (removed: %s)", from_stage, ", ".join(removed) or "nothing")
+    domain = load_domain(config.domain)
+    cache = config.llm.cache.path or run_dir / "llm_cache"
+    client = LLMClient(config, cache if config.llm.cache.enabled else None)
+    pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage)
+    with _local_server(client):
+        result = asyncio.run(pipeline.run_all())
+    result.usage = client.usage
+    return result

@@ -1,0 +1,234 @@
+"""The prompts of the generation stages: pure functions from typed inputs to chat messages.
+
+Each stage's answer format is its pydantic model in :mod:`generators.artifacts`; the LLM client appends that
+model's JSON schema to the system message, so the texts here explain meaning, not syntax of the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from mantra_env.tools import ToolSpec
+
+Messages = list[dict[str, str]]
+
+CHECK_LANGUAGE = """\
+Check language (one check per string):
+  CALL tool(arg="value", n=1)        the trace contains a call of `tool` whose listed arguments have these values
+                                     (unlisted arguments are wildcards; `CALL tool()` matches any call of it)
+  NO-CALL tool(arg="value")          the trace contains no such call
+  A OR B                             either check holds
+  A AFTER CALL t()                   every call matching A comes after some call matching t (vacuous if none);
+                                     NO-CALL x() AFTER CALL t() forbids x after t
+  A BEFORE CALL t()                  every call matching A comes before some later call matching t
+  CALL a() PRECEDES CALL b()         both occur, and every b has an a before it
+  CALL b() FOLLOWS CALL a()          both occur, and every b has an a before it (same as a PRECEDES b)
+Argument values are JSON literals: "text", 12, 2.5, true. Pin only values the scenario fixes (ids, quantities,
+codes, enum values); do not pin free text such as reasons or addresses."""
+
+DSL_LANGUAGE = """\
+World-model DSL (S-expressions):
+  (model
+    (const NAME TYPE VALUE) ...            constants
+    (var NAME TYPE) ...                     state variables
+    (transition TOOL                        one per tool that matters
+      (params (TOOL_ARG local) ...)         bind tool arguments to local names
+      (pre EXPR ...)                        must hold before the call (all of them)
+      (post EXPR ...)))                     relate the state after the call: (= (next VAR) EXPR)
+  Types: Int Real Bool String (Enum "A" "B") (Record (field TYPE) ...) (Array TYPE).
+  Expressions: true false 3 2.5 "text" VAR (param local) (next VAR) (field EXPR name) (contains ARRAY EXPR)
+    (= a b) (< a b) (<= a b) (> a b) (>= a b) (+ a b) (- a b) (* a b) (/ a b) (and ...) (or ...) (not a) (=> a b)
+  A variable not set by (next VAR) in a postcondition keeps its value. Goals are expressions over the state
+  variables that the final state of a compliant run satisfies."""
+
+
+def tool_block(tools: Sequence[ToolSpec]) -> str:
+    """The tools as the prompts show them: name, kind, description and parameters."""
+    lines = []
+    for spec in tools:
+        params = ", ".join(
+            f"{name}: {prop.get('type', 'any')}{'' if name in spec.required else '?'}"
+            + (f" {json.dumps(prop['enum'])}" if "enum" in prop else "")
+            for name, prop in spec.properties.items()
+        )
+        lines.append(
+            f"- {spec.name}({params}) [{spec.kind}]: {spec.description.splitlines()[0] if spec.description else ''}"
+        )
+    return "\n".join(lines)
+
+
+def references(node_id: str, node_text: str, toc: str, extra: dict[str, str]) -> Messages:
+    read = "".join(f"\n\n--- node {nid} ---\n{text}" for nid, text in extra.items())
+    return [
+        {
+            "role": "system",
+            "content": "You map a procedural manual's cross-references. Given one node (a chunk of the manual) and "
+            "the table of contents, list the other nodes this node refers to: explicit references (it names a "
+            "section, a procedure or a tool defined elsewhere) and implicit ones (it depends on a rule, state or "
+            "term defined in another node). Do not list the node's own parent or children. If you need to read "
+            "other nodes to decide, answer only with read_nodes first.",
+        },
+        {
+            "role": "user",
+            "content": f"Table of contents:\n{toc}\n\nNode {node_id}:\n{node_text}{read}",
+        },
+    ]
+
+
+def tool_relevance(excerpt: str, tools: Sequence[ToolSpec]) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You decide which tools an agent needs to follow the procedures in an excerpt of a manual. "
+            "Include the tools the excerpt names or clearly implies (look-ups that its rules depend on, and the "
+            "tools that record outcomes). Use only tool names from the list.",
+        },
+        {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}"},
+    ]
+
+
+def scenarios(
+    excerpt: str, tools: Sequence[ToolSpec], count: int, database: str, bindings: str, existing: Sequence[str]
+) -> Messages:
+    avoid = "".join(f"\n- {prompt}" for prompt in existing)
+    return [
+        {
+            "role": "system",
+            "content": f"You write {count} distinct test scenarios for an agent that must follow a manual's "
+            "procedures using tools over a database. Each scenario is a realistic user request that exercises "
+            "the rules in the excerpt, with specific named entities and exact numbers taken from the database. "
+            "Give the valuation of the scenario variables: `external` ones are facts the agent can look up with "
+            "tools (they must be true in the database, or made true by `database_patch`); `internal` ones are "
+            "facts not in the database, and each must be stated in the prompt. Also give `argument_bindings`: "
+            "the argument values a compliant agent would pass for free-form arguments (addresses, ids). Vary "
+            "which branch of the procedure each scenario takes.",
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nDatabase (excerpt):\n{database}"
+            + (f"\n\nScenario variable conventions:\n{bindings}" if bindings else "")
+            + (f"\n\nScenarios already written for other excerpts (do not repeat):{avoid}" if existing else ""),
+        },
+    ]
+
+
+def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You write the trace-level checks that decide whether an agent's tool-call trace for a "
+            "scenario complies with a manual excerpt. A compliant trace must satisfy every check; a non-compliant "
+            "one must fail at least one. Cover required calls, forbidden calls and the ordering between dependent "
+            "calls, with arguments grounded in the scenario's values.\n\n" + CHECK_LANGUAGE,
+        },
+        {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenario:\n{scenario}"},
+    ]
+
+
+def schema_prepass(excerpt: str, tools: Sequence[ToolSpec], scenarios_text: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You model a manual excerpt as a state-transition system. First pass: declare only the "
+            "state variables and constants. Include (1) every scenario variable the rules depend on, with the "
+            "scenarios' names and types, and (2) the model's own progress variables (what has been checked, "
+            "created, recorded), with their initial values in `initial`.\n\n" + DSL_LANGUAGE,
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\n"
+            f"Scenarios (variables):\n{scenarios_text}",
+        },
+    ]
+
+
+def full_pass(excerpt: str, tools: Sequence[ToolSpec], scenarios_text: str, declarations: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You model a manual excerpt as a state-transition system in the DSL below. Write the whole "
+            "model: the declarations given (extend them if needed) and one transition per relevant tool, whose "
+            "preconditions carry the excerpt's ordering and branch rules and whose postconditions record progress "
+            "for calls with the scenario's arguments. Give `initial` values for the model's own variables and, "
+            "per scenario id, the goal a compliant run reaches.\n\n" + DSL_LANGUAGE,
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenarios:\n{scenarios_text}\n\n"
+            f"Declarations from the first pass:\n{declarations}",
+        },
+    ]
+
+
+_EDITS = (
+    "Edits are typed (op: add_condition / remove_condition / replace_condition with tool, section pre|post, index, "
+    "expr; add_var / change_var / remove_var; add_const / change_const / remove_const; add_transition; "
+    "add_check / replace_check / remove_check with the check text and id). Indices are 0-based."
+)
+
+
+def world_model_repair(excerpt: str, model: str, conflicts: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You are the judge of a cross-validation loop. An SMT solver found traces that satisfy a "
+            "scenario's checks but violate the world model (a precondition of a tool, or the goal). Decide whether "
+            "these conflicts share one defect in the WORLD MODEL (e.g. a precondition the manual does not "
+            "require, a missing postcondition). If so, answer locus world_model with the edits of one shared "
+            "repair. If the world model is right and the checks are too weak, answer locus checks with no edits.\n\n"
+            + _EDITS
+            + "\n\n"
+            + DSL_LANGUAGE,
+        },
+        {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nWorld model:\n{model}\n\nConflicts:\n{conflicts}"},
+    ]
+
+
+def check_resolution(excerpt: str, model: str, scenario: str, checks_text: str, witness: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You are the judge of a cross-validation loop. The world model is taken as right for this "
+            "conflict: the trace below satisfies the scenario's checks but violates the world model. Identify the "
+            "checks responsible and answer locus checks with localized edits to those checks only (add a missing "
+            "ordering or forbidden call, tighten or replace a check). Answer scenario_invalid if the scenario "
+            "cannot be fixed.\n\n" + _EDITS + "\n\n" + CHECK_LANGUAGE,
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nWorld model:\n{model}\n\nScenario:\n{scenario}\n\n"
+            f"Checks:\n{checks_text}\n\nConflicting trace:\n{witness}",
+        },
+    ]
+
+
+def backward_audit(excerpt: str, model: str, scenario: str, checks_text: str, check_id: str, witness: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": f"You are the judge of a backward audit. The world model admits the trace below, which "
+            f"satisfies every check of the scenario except {check_id}. Either {check_id} is over-restrictive (the "
+            "manual does not require it): answer locus checks with a remove_check (or replace_check) edit; or the "
+            "world model is too permissive: answer locus world_model with the edits that forbid the trace; or "
+            "answer none if you cannot tell.\n\n" + _EDITS,
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nWorld model:\n{model}\n\nScenario:\n{scenario}\n\n"
+            f"Checks:\n{checks_text}\n\nTrace rejected only by {check_id}:\n{witness}",
+        },
+    ]
+
+
+def fix_edits(previous: str, error: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "Your edits could not be applied. Correct them and answer again with the whole repair.\n\n"
+            + _EDITS
+            + "\n\n"
+            + DSL_LANGUAGE,
+        },
+        {"role": "user", "content": f"Your repair:\n{previous}\n\nWhy it was rejected:\n{error}"},
+    ]

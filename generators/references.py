@@ -1,0 +1,74 @@
+"""Stage ``document_extraction``: LLM-found reference edges between chunks (paper App. "Graph generation").
+
+The LLM sees one node and the table of contents and may ask to read other nodes first (``read_nodes``); it then
+lists the nodes the text refers to, explicitly or implicitly. Unknown ids, self references and the node's own
+parent or children are sent back to it by the repair loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from generators import prompts
+from generators.artifacts import ReferenceAnswer
+from generators.document import DocumentGraph, Edge
+from generators.llm import LLMClient, RepairNeeded
+from mantra_env.errors import did_you_mean
+
+MAX_READS = 3
+
+
+async def find_references(client: LLMClient, graph: DocumentGraph, parallel: int = 3) -> DocumentGraph:
+    """The graph with the reference edges the LLM finds for every node."""
+    limit = asyncio.Semaphore(parallel)
+
+    async def one(node_id: str) -> list[Edge]:
+        async with limit:
+            return await _node_references(client, graph, node_id)
+
+    found = await asyncio.gather(*(one(node.id) for node in graph.nodes))
+    return graph.with_references([edge for edges in found for edge in edges])
+
+
+async def _node_references(client: LLMClient, graph: DocumentGraph, node_id: str) -> list[Edge]:
+    node = graph.node(node_id)
+    related = {node.parent, *node.children} - {None}
+    known = [n.id for n in graph.nodes]
+
+    def check(answer: ReferenceAnswer) -> ReferenceAnswer:
+        problems = []
+        for wanted in [*answer.read_nodes, *(ref.target for ref in answer.references)]:
+            if wanted not in known:
+                problems.append(f"{wanted!r} is not a node id; {did_you_mean(wanted, known) or 'ids look like c03'}")
+        for ref in answer.references:
+            if ref.target == node_id:
+                problems.append(f"{ref.target} is this node itself; list only other nodes")
+            elif ref.target in related:
+                problems.append(f"{ref.target} is this node's parent or child; hierarchy is already known")
+        if problems:
+            raise RepairNeeded("\n".join(f"- {p}" for p in problems))
+        return answer
+
+    extra: dict[str, str] = {}
+    answer = await client.generate(
+        "document_extraction",
+        node_id,
+        prompts.references(node_id, node.text, graph.toc(), extra),
+        ReferenceAnswer,
+        check,
+    )
+    reads = 0
+    while answer.read_nodes and not answer.references and reads < MAX_READS:
+        reads += 1
+        extra.update({nid: graph.node(nid).text for nid in answer.read_nodes if nid != node_id})
+        answer = await client.generate(
+            "document_extraction",
+            f"{node_id}/read{reads}",
+            prompts.references(node_id, node.text, graph.toc(), extra),
+            ReferenceAnswer,
+            check,
+        )
+    return [
+        Edge(source=node_id, target=ref.target, kind="reference", explicit=ref.explicit, note=ref.reason)
+        for ref in answer.references
+    ]

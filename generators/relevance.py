@@ -1,0 +1,39 @@
+"""Stage ``tool_relevance``: the subset of the domain's tools that a sample's excerpt needs.
+
+The answer's schema lists the tool names as an enum and asks for at least one, so constrained decoding (the
+local llama.cpp server's grammar) can only produce real tool names; other providers are held to the same by the
+repair loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from generators import prompts
+from generators.artifacts import ToolRelevance
+from generators.llm import LLMClient
+from mantra_env.tools import ToolSpec
+
+
+def answer_model(names: Sequence[str]) -> type[BaseModel]:
+    """``ToolRelevance`` with ``tools`` restricted to ``names`` (at least one)."""
+    choice = Literal[tuple(names)]  # type: ignore[valid-type]
+    return create_model(
+        "ToolRelevance",
+        __config__=ConfigDict(extra="forbid"),
+        tools=(list[choice], Field(min_length=1, description="Names of the tools the excerpt needs.")),  # type: ignore[valid-type]
+        reason=(str, ""),
+    )
+
+
+async def relevant_tools(client: LLMClient, sample_id: str, excerpt: str, tools: Sequence[ToolSpec]) -> ToolRelevance:
+    """The tools an agent needs for ``excerpt``, in the domain's tool order, without duplicates."""
+    names = [spec.name for spec in tools]
+    answer = await client.generate(
+        "tool_relevance", sample_id, prompts.tool_relevance(excerpt, tools), answer_model(names)
+    )
+    chosen = set(answer.model_dump()["tools"])
+    return ToolRelevance(tools=[name for name in names if name in chosen], reason=answer.model_dump()["reason"])

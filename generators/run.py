@@ -1,0 +1,99 @@
+"""``python -m generators.run --config CONFIG.yaml [--resume RUN_DIR] [--from-stage S] [--stop-after S]``
+
+Runs the MANTRA generation pipeline: manual + tools → validated suite. A new run gets a directory under the
+config's ``run_dir_base``; ``--resume RUN_DIR`` continues one (finished stages and samples are skipped, repeated
+LLM requests are cache hits), ``--from-stage`` recomputes a stage and everything after it, ``--stop-after`` ends
+after a stage. At the end it prints the funnel and the path of the exported suite, which
+``python -m mantra_env.run --suite PATH`` runs agents on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from generators.config import GenerationConfig, load_config
+from generators.llm import usage_totals
+from generators.rundir import STAGE_ORDER
+from mantra_env.errors import MantraError
+
+
+def _logging(config: GenerationConfig, run_dir: Path) -> None:
+    root = logging.getLogger("mantra")
+    root.setLevel(config.logging.level)
+    root.handlers.clear()
+    handler = logging.FileHandler(run_dir / config.logging.filename, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    if config.logging.console:
+        root.addHandler(logging.StreamHandler(sys.stderr))
+    for noisy in ("LiteLLM", "litellm", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m generators.run", description=__doc__.split("\n\n")[1])
+    parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the run's copy)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
+    parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")
+    parser.add_argument("--stop-after", choices=STAGE_ORDER, help="stop once this stage is done")
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except MantraError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished artifacts are kept; continue with --resume", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from generators.pipeline import run_pipeline
+
+    if args.resume is not None and not args.resume.is_dir():
+        raise MantraError(f"--resume {args.resume}: no such run directory")
+    config_path = args.config or (args.resume / "config.yaml" if args.resume else None)
+    if config_path is None:
+        raise MantraError("give --config CONFIG.yaml (or --resume RUN_DIR to continue a run with its own config)")
+    config = load_config(config_path)
+    if args.resume is not None:
+        run_dir = args.resume
+    else:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        run_dir = config.run_dir_base / f"{config.domain}-{stamp}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not (run_dir / "config.yaml").exists():
+        shutil.copyfile(config_path, run_dir / "config.yaml")
+    _logging(config, run_dir)
+    print(f"run directory: {run_dir}", file=sys.stderr)
+    result = run_pipeline(
+        config,
+        run_dir,
+        from_stage=args.from_stage,
+        stop_after=args.stop_after,
+        on_stage=lambda stage: print(f"  stage {stage} done", file=sys.stderr),
+    )
+    total = usage_totals(result.usage)
+    print(
+        f"LLM: {total.requests} requests, {total.cache_hits} cache hits, {total.input_tokens} input and "
+        f"{total.output_tokens} output tokens, ${total.cost_usd:.4f}, {total.repairs} repair round(s)"
+    )
+    if result.suite is None:
+        print(
+            f"stopped after {result.stages_run[-1] if result.stages_run else 'nothing'}; resume with --resume {run_dir}"
+        )
+        return 0
+    counts = result.suite.manifest.stage_counts
+    print("funnel: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
+    print(f"suite: {result.suite_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""The run directory: every stage's artifacts on disk, so that a pipeline resumes at any stage (paper App.
+"Resumability").
+
+Layout::
+
+    RUN_DIR/config.yaml                the config as given (for the record)
+    RUN_DIR/graph/graph.json           the document graph (+ toc.txt, graph.png, graph.svg)
+    RUN_DIR/samples/samples.json       the samples and the coverage after drawing them
+    RUN_DIR/<stage>/<sample>.json      one artifact per sample and stage, written when the sample finishes
+    RUN_DIR/<stage>/DONE               the stage finished for every sample
+    RUN_DIR/export/suite/              the exported suite (suite.jsonl + manifest.json)
+    RUN_DIR/usage.json                 requests, cache hits, tokens and cost per LLM stage
+    RUN_DIR/llm_cache/                 the disk cache of LLM answers (unless configured elsewhere)
+
+Every file is written atomically (a temporary file renamed into place), so a killed run leaves whole artifacts
+or none.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from mantra_env.errors import MantraError
+
+M = TypeVar("M", bound=BaseModel)
+
+STAGE_ORDER = ("graph", "samples", "relevance", "scenarios", "checks", "world_models", "validation", "export")
+"""Pipeline stages in order (``--from-stage`` takes one of these)."""
+
+
+class RunDirError(MantraError, ValueError):
+    """A run directory is missing, foreign or holds a broken artifact."""
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(text, encoding="utf-8")
+    scratch.replace(path)
+
+
+class RunDir:
+    """Paths and atomic reads and writes of one run's artifacts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def stage_dir(self, stage: str) -> Path:
+        if stage not in STAGE_ORDER:
+            raise RunDirError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_ORDER)}")
+        return self.root / stage
+
+    def artifact(self, stage: str, name: str) -> Path:
+        return self.stage_dir(stage) / f"{name}.json"
+
+    def save(self, stage: str, name: str, value: BaseModel) -> None:
+        write_text(self.artifact(stage, name), value.model_dump_json(indent=2) + "\n")
+
+    def load(self, stage: str, name: str, kind: type[M]) -> M | None:
+        """The artifact, or None if it was not written yet."""
+        path = self.artifact(stage, name)
+        if not path.exists():
+            return None
+        try:
+            return kind.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as error:
+            raise RunDirError(
+                f"{path}: not a valid {kind.__name__} ({error.errors()[0]['msg']}); delete it or rerun with "
+                f"--from-stage {stage}"
+            ) from None
+
+    def done(self, stage: str) -> bool:
+        return (self.stage_dir(stage) / "DONE").exists()
+
+    def mark_done(self, stage: str) -> None:
+        write_text(self.stage_dir(stage) / "DONE", "")
+
+    def reset_from(self, stage: str) -> list[str]:
+        """Delete the artifacts of ``stage`` and every later stage (they are recomputed; the LLM cache stays)."""
+        start = STAGE_ORDER.index(self.stage_dir(stage).name)
+        removed = []
+        for later in STAGE_ORDER[start:]:
+            folder = self.stage_dir(later)
+            if folder.exists():
+                shutil.rmtree(folder)
+                removed.append(later)
+        return removed
+
+    def write_json(self, name: str, value: object) -> None:
+        write_text(self.root / name, json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+
+    def completed(self, stages: Sequence[str] = STAGE_ORDER) -> list[str]:
+        return [stage for stage in stages if self.done(stage)]

@@ -1,0 +1,312 @@
+"""Stage ``validation``: the cross-validation and repair rounds of one sample (paper Sec. "Cross-Validation Using
+SMT").
+
+Each round, for every scenario still in play:
+
+1. **Forward.** The forward query of every scenario against the shared world model (with the scenario's goal).
+2. If any conflict: **sample-batched world-model repair** (stage ``conflict_resolution``): one judge sees every
+   conflicting witness of the sample and may answer one shared repair of the world model; then, for each
+   scenario still in conflict, **check resolution** (stage ``locus_reassessment``): a judge proposes localized
+   edits to that scenario's checks.
+3. Otherwise the **backward audit**: every check whose backward query is satisfiable goes to a judge (stage
+   ``backward_audit``) that removes or replaces it, or repairs the world model.
+
+Every repair is a list of typed edits applied all-or-nothing (:mod:`mantra_env.worldmodel.edits`); an edit that
+does not apply goes back to the judge with the reason (stage ``fix_repair``). The rounds stop at a fixpoint (no
+edit applied) or after ``n_rounds``. Then every scenario is judged on the final artifacts: **validated** if the
+forward query and every backward query are consistent and a compliant trace exists within the bound;
+**rejected** if a judge declared it invalid, its checks could not be generated, or no compliant trace exists;
+**awaiting_human** otherwise. The history keeps every query result, witness and edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from generators import prompts
+from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
+from generators.config import ValidationSettings
+from generators.llm import LLMClient
+from generators.scenarios import scenario_text
+from generators.worldgen import initial_state, with_goal
+from mantra_env.case import CaseCheck
+from mantra_env.errors import MantraError
+from mantra_env.smt import CaseSolver, QueryResult
+from mantra_env.tools import ToolSpec
+from mantra_env.worldmodel import WorldModel, format_model, parse_model
+from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
+
+
+@dataclass
+class _Evaluation:
+    forward: QueryResult | None = None
+    backward: list[QueryResult] | None = None
+    witness: QueryResult | None = None
+
+
+@dataclass
+class SampleInput:
+    """What the validation of one sample starts from."""
+
+    sample_id: str
+    excerpt: str
+    tools: Sequence[ToolSpec]
+    scenarios: Sequence[Scenario]
+    checks: dict[str, list[CaseCheck]]
+    """Scenario id → generated checks (empty: check generation failed; the scenario is rejected)."""
+    world: WorldModelArtifact
+    check_errors: dict[str, str] = field(default_factory=dict)
+
+
+class _Loop:
+    def __init__(self, client: LLMClient, data: SampleInput, settings: ValidationSettings) -> None:
+        self.client = client
+        self.data = data
+        self.settings = settings
+        self.model: WorldModel = parse_model(data.world.model)
+        self.locks: frozenset[str] = frozenset()
+        self.checks = {sid: tuple(checks) for sid, checks in data.checks.items() if checks}
+        self.rejected: dict[str, str] = {
+            s.id: data.check_errors.get(s.id, "no usable checks were generated")
+            for s in data.scenarios
+            if not data.checks.get(s.id)
+        }
+        self.scenarios = {s.id: s for s in data.scenarios}
+        self.history: list[dict[str, JsonValue]] = []
+        self._memo: dict[str, _Evaluation] = {}
+        self.round = 0
+        self.rounds_used = 0
+
+    # --- solver ------------------------------------------------------------------------------------------------
+
+    def active(self) -> list[str]:
+        return [s.id for s in self.data.scenarios if s.id not in self.rejected]
+
+    def _solver(self, sid: str) -> CaseSolver:
+        goal = self.data.world.goals.get(sid, [])
+        return CaseSolver(
+            with_goal(self.model, goal),
+            self.checks[sid],
+            self.settings.z3_trace_bound,
+            initial_state(self.data.world.initial, self.scenarios[sid]),
+            self.data.tools,
+            timeout_ms=self.settings.timeout_ms,
+        )
+
+    def _key(self, sid: str) -> str:
+        checks = [entry.model_dump(mode="json") for entry in self.checks[sid]]
+        return json.dumps([format_model(self.model), checks, self.data.world.goals.get(sid, []), sid])
+
+    async def evaluate(self, sid: str, backward: bool) -> _Evaluation:
+        """The forward (and, if asked and forward is consistent, backward and witness) results, memoized on the
+        artifacts so an unchanged scenario is never solved twice."""
+        key = self._key(sid)
+        found = self._memo.setdefault(key, _Evaluation())
+        if found.forward is None or (backward and found.forward.status == "consistent" and found.backward is None):
+            await asyncio.to_thread(self._solve, sid, found, backward)
+        return found
+
+    def _solve(self, sid: str, into: _Evaluation, backward: bool) -> None:
+        try:
+            solver = self._solver(sid)
+        except MantraError as error:  # the artifacts do not fit together: a judge's edit broke them
+            failed = QueryResult(
+                query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=str(error)
+            )
+            into.forward, into.backward, into.witness = failed, [], None
+            return
+        if into.forward is None:
+            into.forward = solver.forward(shortest=True)
+            self._record(sid, into.forward)
+        if backward and into.forward.status == "consistent" and into.backward is None:
+            into.backward = solver.backward_all(shortest=True)
+            for result in into.backward:
+                self._record(sid, result)
+            into.witness = solver.compliant_witness()
+            self._record(sid, into.witness)
+
+    def _record(self, sid: str, result: QueryResult) -> None:
+        entry: dict[str, JsonValue] = {
+            "round": self.round,
+            "scenario": sid,
+            "query": result.query,
+            "status": result.status,
+        }
+        if result.check_id:
+            entry["check"] = result.check_id
+        if result.witness is not None:
+            entry["witness"] = result.witness.render()
+        if result.reason:
+            entry["reason"] = result.reason
+        self.history.append(entry)
+
+    # --- repairs -----------------------------------------------------------------------------------------------
+
+    def _checks_text(self, sid: str) -> str:
+        return "\n".join(f"{entry.id}: {entry.text}" for entry in self.checks[sid])
+
+    async def repair(self, stage: str, subject: str, messages: prompts.Messages, sid: str | None) -> Repair:
+        """Ask a judge and apply its edits (retrying rejected edits through ``fix_repair``); returns the repair
+        that was applied (or the last one proposed, with nothing applied)."""
+        repair = await self.client.generate(stage, subject, messages, Repair)
+        for attempt in range(self.client.config.llm.retry.max_repair_attempts + 1):
+            error = self._apply(stage if attempt == 0 else "fix_repair", sid, repair)
+            if error is None:
+                return repair
+            if attempt == self.client.config.llm.retry.max_repair_attempts:
+                break
+            repair = await self.client.generate(
+                "fix_repair", f"{subject}/fix{attempt + 1}", prompts.fix_edits(repair.model_dump_json(), error), Repair
+            )
+        return repair
+
+    def _apply(self, stage: str, sid: str | None, repair: Repair) -> str | None:
+        entry: dict[str, JsonValue] = {
+            "round": self.round,
+            "stage": stage,
+            "scenario": sid,
+            "locus": repair.locus,
+            "reason": repair.reason,
+            "edits": [edit.model_dump(mode="json") for edit in repair.edits],
+        }
+        if repair.locus == "scenario_invalid" and sid is not None:
+            self.rejected[sid] = f"judge: {repair.reason or 'the scenario cannot be made consistent'}"
+            self.history.append({**entry, "applied": True})
+            return None
+        edits = list(repair.edits)
+        if sid is None:  # the batched judge repairs the shared world model only
+            edits = [edit for edit in edits if not edit.op.endswith("_check")]
+        if not edits:
+            self.history.append({**entry, "applied": False})
+            return None
+        try:
+            draft = apply_edits(Draft(self.model, self.checks.get(sid, ()) if sid else (), self.locks), edits)
+        except EditRejected as error:
+            self.history.append({**entry, "applied": False, "error": str(error)})
+            return str(error)
+        self.model, self.locks = draft.model, draft.locks
+        if sid is not None:
+            self.checks[sid] = draft.checks
+        self.history.append({**entry, "applied": True})
+        return None
+
+    def _changed(self, before: int) -> bool:
+        return any(entry.get("applied") is True for entry in self.history[before:] if "stage" in entry)
+
+    # --- rounds ------------------------------------------------------------------------------------------------
+
+    async def run(self) -> SampleValidation:
+        for number in range(1, self.settings.n_rounds + 1):
+            self.round = number
+            mark = len(self.history)
+            if not await self.forward_phase():
+                await self.backward_phase()
+            if not self._changed(mark):
+                break
+        self.rounds_used = self.round
+        self.round += 1  # the final evaluation (its queries are usually memoized)
+        outcomes = [await self.outcome(s.id) for s in self.data.scenarios]
+        return SampleValidation(
+            sample_id=self.data.sample_id,
+            model=format_model(self.model),
+            initial=self.data.world.initial,
+            goals=self.data.world.goals,
+            locks=sorted(self.locks),
+            outcomes=outcomes,
+            history=self.history,
+        )
+
+    async def forward_phase(self) -> bool:
+        """Forward queries and repairs; True if there were conflicts (then the backward audit waits)."""
+        results = {sid: (await self.evaluate(sid, backward=False)).forward for sid in self.active()}
+        conflicts = {sid: r for sid, r in results.items() if r is not None and r.status == "conflict"}
+        if not conflicts:
+            return False
+        listing = "\n\n".join(
+            f"{scenario_text(self.scenarios[sid])}\nchecks:\n{self._checks_text(sid)}\n"
+            f"witness:\n{r.witness.render() if r.witness else ''}"
+            for sid, r in conflicts.items()
+        )
+        await self.repair(
+            "conflict_resolution",
+            f"{self.data.sample_id}/r{self.round}",
+            prompts.world_model_repair(self.data.excerpt, format_model(self.model), listing),
+            None,
+        )
+        for sid in conflicts:
+            result = (await self.evaluate(sid, backward=False)).forward
+            if sid in self.rejected or result is None or result.status != "conflict" or result.witness is None:
+                continue
+            await self.repair(
+                "locus_reassessment",
+                f"{sid}/r{self.round}",
+                prompts.check_resolution(
+                    self.data.excerpt,
+                    format_model(self.model),
+                    scenario_text(self.scenarios[sid]),
+                    self._checks_text(sid),
+                    result.witness.render(),
+                ),
+                sid,
+            )
+        return True
+
+    async def backward_phase(self) -> None:
+        """Backward audits of the scenarios without a forward conflict, and their repairs."""
+        for sid in self.active():
+            evaluation = await self.evaluate(sid, backward=True)
+            for result in evaluation.backward or []:
+                if result.status != "conflict" or result.witness is None or sid in self.rejected:
+                    continue
+                if result.check_id not in {entry.id for entry in self.checks[sid]}:
+                    continue  # removed by an earlier repair of this round
+                await self.repair(
+                    "backward_audit",
+                    f"{sid}/{result.check_id}/r{self.round}",
+                    prompts.backward_audit(
+                        self.data.excerpt,
+                        format_model(self.model),
+                        scenario_text(self.scenarios[sid]),
+                        self._checks_text(sid),
+                        str(result.check_id),
+                        result.witness.render(),
+                    ),
+                    sid,
+                )
+
+    async def outcome(self, sid: str) -> ScenarioOutcome:
+        checks = list(self.checks.get(sid, ()))
+        if sid in self.rejected:
+            return ScenarioOutcome(scenario_id=sid, status="rejected", checks=checks, rounds=self.rounds_used,
+                                   reason=self.rejected[sid])  # fmt: skip
+        evaluation = await self.evaluate(sid, backward=True)
+        forward = evaluation.forward.status if evaluation.forward else None
+        backward_results = evaluation.backward or []
+        backward = (
+            "unknown" if any(r.status == "unknown" for r in backward_results)
+            else "conflict" if any(r.status == "conflict" for r in backward_results)
+            else "consistent" if evaluation.backward is not None
+            else None
+        )  # fmt: skip
+        found = evaluation.witness is not None and evaluation.witness.status == "found"
+        fields: dict[str, Any] = {
+            "scenario_id": sid, "checks": checks, "forward": forward if forward != "found" else None,
+            "backward": backward, "witness_found": found, "rounds": self.rounds_used,
+        }  # fmt: skip
+        if forward == "consistent" and backward == "consistent":
+            if found:
+                return ScenarioOutcome(status="validated", **fields)
+            return ScenarioOutcome(status="rejected", reason="no compliant trace within the bound", **fields)
+        reason = f"forward {forward}, backward {backward} after {self.rounds_used} round(s)"
+        return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
+
+
+async def validate_sample(client: LLMClient, data: SampleInput, settings: ValidationSettings) -> SampleValidation:
+    """Run the validation rounds of one sample; see the module docstring."""
+    return await _Loop(client, data, settings).run()

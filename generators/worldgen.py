@@ -1,0 +1,106 @@
+"""Stages ``smt_schema_prepass`` and ``smt_full_pass``: the sample's world model, generated independently of the
+checks (the LLM sees the excerpt, the tools and the scenarios, never the checks).
+
+The pre-pass declares the state: the scenario variables the rules depend on and the model's own progress
+variables with their initial values. The full pass writes the whole model, and a goal per scenario. Both are
+parsed and type-checked against the tool schemas; every diagnostic (code, line, caret, hint) goes back to the
+LLM in the repair loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from generators import prompts
+from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
+from generators.llm import LLMClient, RepairNeeded
+from generators.scenarios import scenario_text
+from mantra_env.tools import ToolSpec
+from mantra_env.worldmodel import DslError, WorldModel, check_model, format_model, parse_expr, parse_model
+
+
+def with_goal(model: WorldModel, goal: Sequence[str]) -> WorldModel:
+    """``model`` with a scenario's goal conditions (DSL expression texts)."""
+    return dataclasses.replace(model, goal=tuple(parse_expr(text, "goal") for text in goal))
+
+
+def _check_schema(answer: WorldModelSchema, tools: Sequence[ToolSpec]) -> WorldModelSchema:
+    text = f"(model\n{answer.declarations}\n)"
+    try:
+        model = parse_model(text, "declarations")
+        check_model(model, tools, text, "declarations")
+    except DslError as error:
+        raise RepairNeeded(str(error)) from None
+    if model.transitions:
+        raise RepairNeeded("- the first pass declares variables and constants only; leave transitions out")
+    unknown = sorted(set(answer.initial) - {v.name for v in model.vars})
+    if unknown:
+        raise RepairNeeded(f"- initial names {', '.join(unknown)}, which are not declared variables")
+    return answer
+
+
+def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_ids: Sequence[str]) -> WorldModelAnswer:
+    try:
+        model = parse_model(answer.model)
+        check_model(model, tools, answer.model)
+    except DslError as error:
+        raise RepairNeeded(str(error)) from None
+    problems = []
+    if model.goal:
+        problems.append("- write goals under `goals` per scenario, not as (goal ...) in the model")
+    unknown = sorted(set(answer.initial) - {v.name for v in model.vars})
+    if unknown:
+        problems.append(f"- initial names {', '.join(unknown)}, which are not declared variables")
+    missing = [sid for sid in scenario_ids if not answer.goals.get(sid)]
+    if missing:
+        problems.append(f"- no goal for scenario(s) {', '.join(missing)}")
+    for sid, goal in answer.goals.items():
+        if sid not in scenario_ids:
+            problems.append(f"- goals names {sid!r}, which is not a scenario; scenarios: {', '.join(scenario_ids)}")
+            continue
+        try:
+            check_model(with_goal(model, goal), tools)
+        except DslError as error:
+            problems.append(f"- goal of {sid}: {error}")
+    if problems:
+        raise RepairNeeded("\n".join(problems))
+    return answer.model_copy(update={"model": format_model(model)})
+
+
+async def generate_world_model(
+    client: LLMClient,
+    sample_id: str,
+    excerpt: str,
+    tools: Sequence[ToolSpec],
+    scenarios: Sequence[Scenario],
+) -> WorldModelArtifact:
+    """The sample's world model (canonical text), its initial values and each scenario's goal."""
+    listing = "\n".join(scenario_text(s) for s in scenarios)
+    schema = await client.generate(
+        "smt_schema_prepass",
+        sample_id,
+        prompts.schema_prepass(excerpt, tools, listing),
+        WorldModelSchema,
+        lambda answer: _check_schema(answer, tools),
+    )
+    ids = [s.id for s in scenarios]
+    full = await client.generate(
+        "smt_full_pass",
+        sample_id,
+        prompts.full_pass(excerpt, tools, listing, schema.declarations),
+        WorldModelAnswer,
+        lambda answer: _check_full(answer, tools, ids),
+    )
+    return WorldModelArtifact(
+        sample_id=sample_id,
+        schema_prepass=schema,
+        model=full.model,
+        initial={**schema.initial, **full.initial},
+        goals=full.goals,
+    )
+
+
+def initial_state(initial: Mapping[str, object], scenario: Scenario) -> dict[str, object]:
+    """The initial state a case is solved from: the model's own initial values, then the scenario's valuation."""
+    return {**initial, **scenario.draft.external, **scenario.draft.internal}
