@@ -13,7 +13,7 @@ from mantra_env.domains import Domain, DomainError
 from mantra_env.errors import did_you_mean
 from mantra_env.tools import ToolSpec
 
-DATABASE_EXCERPT_CHARS = 20_000
+DATABASE_EXCERPT_CHARS = 3_000  # fits an 8k-context local model beside the excerpt, the tools and the schema
 
 
 def database_excerpt(domain: Domain) -> str:
