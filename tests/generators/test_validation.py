@@ -1,0 +1,93 @@
+"""The validation rounds' other endings: a scenario a judge declares invalid and one whose checks could not be
+generated are rejected; a conflict no judge resolves leaves the scenario awaiting a human; unchanged artifacts
+are never solved twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generators.artifacts import Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
+from generators.config import GenerationConfig, parse_config
+from generators.llm import LLMClient
+from generators.replay import PROVIDER
+from generators.validation import SampleInput, validate_sample
+from mantra_env.case import CaseCheck
+from mantra_env.domains import load_domain
+
+FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
+RECORDED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]
+
+
+def _scenarios() -> list[Scenario]:
+    drafts = RECORDED["scenario_generation/s000#0"]["scenarios"]
+    return [
+        Scenario(id=f"t-{n}", sample_id="t", draft=ScenarioDraft.model_validate(draft))
+        for n, draft in enumerate(drafts, 1)
+    ]
+
+
+def _checks(key: str) -> list[CaseCheck]:
+    return [CaseCheck(id=c["id"], check=c["check"]) for c in RECORDED[key]["checks"]]
+
+
+def _config(tmp_path: Path, responses: dict[str, Any]) -> GenerationConfig:
+    fixture = tmp_path / "responses.yaml"
+    fixture.write_text(json.dumps({"responses": responses}))
+    return parse_config(
+        f"document_path: m.md\ndomain: operations\nllm:\n  default_model: replay/t\n  judge_model: replay/t\n"
+        f"  replay: {{path: {fixture}}}\nvalidation: {{n_rounds: 4}}\n",
+        "cfg",
+        tmp_path,
+    )
+
+
+def test_rejected_and_awaiting_human_endings(tmp_path: Path) -> None:
+    full = RECORDED["smt_full_pass/s000#1"]
+    model = full["model"].replace("(not refurbished)))\n         (= legacy_checked true))", "(not refurbished))))")
+    assert "(= legacy_checked true))" not in model  # the repaired model
+    schema = WorldModelSchema.model_validate(RECORDED["smt_schema_prepass/s000#0"])
+    world = WorldModelArtifact(sample_id="t", schema_prepass=schema, model=model, initial=schema.initial,
+                               goals={f"t-{n}": goal for n, goal in enumerate(full["goals"].values(), 1)})  # fmt: skip
+    config = _config(
+        tmp_path,
+        {
+            "conflict_resolution/t/r1#0": {"locus": "checks", "edits": [], "reason": "the model is right"},
+            "locus_reassessment/t-1/r1#0": {"locus": "scenario_invalid", "reason": "cannot tell from the excerpt"},
+            "backward_audit/t-3/delivery_before_po/r2#0": {"locus": "none", "reason": "cannot tell"},
+        },
+    )
+    data = SampleInput(
+        sample_id="t",
+        excerpt="(excerpt)",
+        tools=load_domain("operations").tool_specs(),
+        scenarios=_scenarios(),
+        checks={"t-1": _checks("check_generation/s000-1#0"), "t-2": [], "t-3": _checks("check_generation/s000-3#0")},
+        world=world,
+        check_errors={"t-2": "check_generation for t-2: no usable answer after 3 attempts"},
+    )
+    PROVIDER.served.clear()
+    result = asyncio.run(validate_sample(LLMClient(config, None), data, config.validation))
+    outcomes = {o.scenario_id: o for o in result.outcomes}
+    assert outcomes["t-1"].status == "rejected" and outcomes["t-1"].reason == "judge: cannot tell from the excerpt"
+    assert outcomes["t-2"].status == "rejected" and "no usable answer" in outcomes["t-2"].reason
+    t3 = outcomes["t-3"]
+    assert (t3.status, t3.forward, t3.backward, t3.witness_found) == ("awaiting_human", "consistent", "conflict", True)
+    assert t3.reason == "forward consistent, backward conflict after 2 round(s)" and t3.rounds == 2
+    assert PROVIDER.served == [
+        "conflict_resolution/t/r1#0",
+        "locus_reassessment/t-1/r1#0",
+        "backward_audit/t-3/delivery_before_po/r2#0",
+    ]
+    # Round 2 and the final evaluation reuse round 1's forward result of t-3 (same artifacts): one forward query.
+    forward_t3 = [e for e in result.history if e.get("scenario") == "t-3" and e.get("query") == "forward"]
+    assert len(forward_t3) == 1
+    unapplied = [e for e in result.history if e.get("stage") == "backward_audit"]
+    assert unapplied == [
+        {"round": 2, "stage": "backward_audit", "scenario": "t-3", "locus": "none", "reason": "cannot tell",
+         "edits": [], "applied": False}
+    ]  # fmt: skip
