@@ -200,8 +200,12 @@ def _resolve_paths(config: GenerationConfig, base: Path) -> GenerationConfig:
             ),
         }
     )
+    tools = config.tools
+    if tools.format == "json" and tools.source:
+        tools = tools.model_copy(update={"source": str(resolve(Path(tools.source)))})
     return config.model_copy(
         update={
+            "tools": tools,
             "document_path": resolve(config.document_path),
             "env_bindings": EnvBindings(path=resolve(config.env_bindings.path)),
             "llm": llm,

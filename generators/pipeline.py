@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -353,16 +354,31 @@ class Pipeline:
 
 
 def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
-    """The tool schema the pipeline works with (the domain's toolkit, or a tools.json file)."""
+    """The tool schema the pipeline works with: the toolkit of the domain (``format: domain``, ``source`` a
+    registered domain, default ``domain``), of a module's ``DOMAIN`` (``python_callable``, ``source`` the module
+    path), or a ``tools.json`` list of tool specs (``json``). The cases always run against ``domain``'s
+    toolkit; the export's oracle replay catches a schema that does not fit it."""
+    source = config.tools.source
     if config.tools.format == "json":
-        if not config.tools.source:
-            raise PipelineError("tools.format is json but tools.source names no file")
-        path = Path(config.tools.source)
+        if not source:
+            raise PipelineError("tools.format is json but tools.source names no file; give the tools.json path")
+        path = Path(source)
         try:
             return [ToolSpec.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, TypeError) as error:
             raise PipelineError(f"tools.source {path}: cannot read a list of tool specs: {error}") from None
-    return domain.tool_specs()
+    if config.tools.format == "python_callable":
+        if not source:
+            raise PipelineError("tools.format is python_callable but tools.source names no module")
+        try:
+            module = importlib.import_module(source)
+        except ImportError as error:
+            raise PipelineError(f"tools.source {source}: cannot import it ({error})") from None
+        provided = getattr(module, "DOMAIN", None)
+        if not isinstance(provided, Domain):
+            raise PipelineError(f"tools.source {source}: the module has no DOMAIN (a mantra_env Domain)")
+        return provided.tool_specs()
+    return (load_domain(source) if source and source != domain.name else domain).tool_specs()
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@ to fix them, ``${VAR:-default}`` is expanded, and the shipped example config loa
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -85,3 +86,26 @@ def test_shipped_example_config_loads() -> None:
     assert config.document_path.name == "manual.md" and config.document_path.is_file()
     assert config.env_bindings.path is not None and config.env_bindings.path.is_file()
     assert config.llm.default_model == "role:generator" and config.llm.judge_model == "role:judge"
+
+
+def test_tool_sources(tmp_path: Path) -> None:
+    from generators.pipeline import PipelineError, domain_tools
+    from mantra_env.domains import load_domain
+
+    domain = load_domain("operations")
+    base = "document_path: m.md\ndomain: operations\n"
+    names = [spec.name for spec in domain.tool_specs()]
+    callable_config = parse_config(base + "tools: {format: python_callable, source: mantra_env.domains.operations}\n")
+    assert [spec.name for spec in domain_tools(callable_config, domain)] == names
+    (tmp_path / "tools.json").write_text(json.dumps([domain.tool_specs()[0].model_dump(mode="json")]))
+    json_config = parse_config(base + "tools: {format: json, source: tools.json}\n", "c", tmp_path)
+    assert [spec.name for spec in domain_tools(json_config, domain)] == names[:1]
+    for text, message in [
+        ("tools: {format: json, source: missing.json}\n", "cannot read a list of tool specs"),
+        ("tools: {format: json}\n", "names no file"),
+        ("tools: {format: python_callable, source: no.such.module}\n", "cannot import it"),
+        ("tools: {format: python_callable, source: json}\n", "has no DOMAIN"),
+        ("tools: {format: domain, source: airline}\n", "airline"),
+    ]:
+        with pytest.raises((PipelineError, LookupError), match=message):
+            domain_tools(parse_config(base + text, "c", tmp_path), domain)
