@@ -10,6 +10,7 @@ after a stage. At the end it prints the funnel and the path of the exported suit
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import shutil
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER
+from mantra_env.cli import run_command
 from mantra_env.errors import MantraError
 
 
@@ -38,19 +40,23 @@ def _logging(config: GenerationConfig, run_dir: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generators.run", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the run's copy)")
+    parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
     parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")
     parser.add_argument("--stop-after", choices=STAGE_ORDER, help="stop once this stage is done")
     args = parser.parse_args(argv)
+    return run_command(lambda: _run(args), "interrupted: finished artifacts are kept; continue with --resume")
+
+
+def _recorded_config(run_dir: Path) -> Path:
+    """The config a run was started with (its path is kept in ``run.json``)."""
     try:
-        return _run(args)
-    except MantraError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: finished artifacts are kept; continue with --resume", file=sys.stderr)
-        return 130
+        recorded = Path(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config_path"])
+    except (OSError, ValueError, KeyError):
+        raise MantraError(f"{run_dir} does not say which config started it; give --config") from None
+    if not recorded.is_file():
+        raise MantraError(f"{run_dir} was started with {recorded}, which is gone; give --config") from None
+    return recorded
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.resume is not None and not args.resume.is_dir():
         raise MantraError(f"--resume {args.resume}: no such run directory")
-    config_path = args.config or (args.resume / "config.yaml" if args.resume else None)
+    config_path = args.config or (_recorded_config(args.resume) if args.resume else None)
     if config_path is None:
         raise MantraError("give --config CONFIG.yaml (or --resume RUN_DIR to continue a run with its own config)")
     config = load_config(config_path)
@@ -68,8 +74,9 @@ def _run(args: argparse.Namespace) -> int:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         run_dir = config.run_dir_base / f"{config.domain}-{stamp}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    if not (run_dir / "config.yaml").exists():
+    if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (paths are relative)
         shutil.copyfile(config_path, run_dir / "config.yaml")
+        (run_dir / "run.json").write_text(json.dumps({"config_path": str(config_path.resolve())}) + "\n")
     _logging(config, run_dir)
     print(f"run directory: {run_dir}", file=sys.stderr)
     result = run_pipeline(

@@ -29,6 +29,7 @@ from graders import figures
 from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
 from mantra_env.case import SuiteManifest
+from mantra_env.cli import run_command
 from mantra_env.domains import domain_names, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -349,14 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.db.exists():
         print(f"error: no rollout database at {args.db}; run `python -m mantra_env.run` first", file=sys.stderr)
         return 2
-    try:
+
+    def body() -> int:
         with RolloutStore(args.db, read_only=True) as store:
             paths = write_report(store, args.out, args.runs, args.k, args.suites)
-    except (MantraError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {paths['markdown']}, {paths['html']} and figures in {paths['figures']}")
-    return 0
+        print(f"wrote {paths['markdown']}, {paths['html']} and figures in {paths['figures']}")
+        return 0
+
+    return run_command(body)
 
 
 if __name__ == "__main__":

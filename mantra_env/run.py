@@ -31,6 +31,7 @@ from typing import Any
 
 from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.cli import run_command
 from mantra_env.errors import MantraError
 from mantra_env.trace import Trace
 
@@ -234,17 +235,14 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
+
+    def body() -> int:
         if args.example:
             print(f"\ngraded {run_example()} traces")
             return 0
         return run(args)
-    except MantraError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are stored; continue with --resume", file=sys.stderr)
-        return 130
+
+    return run_command(body, "interrupted: finished episodes are stored; continue with --resume")
 
 
 if __name__ == "__main__":
