@@ -137,7 +137,13 @@ class LLMClient:
         return Resolved(name, kwargs, structured, bool(alias and alias.local_server))
 
     def needs_local_server(self, stages: list[str]) -> bool:
+        """Whether any of ``stages`` uses the bundled local model (whose server the caller starts)."""
         return any(self.resolve(stage).local_server for stage in stages)
+
+    def use_local_server(self, api_base: str) -> None:
+        """Send the bundled model's requests to the server at ``api_base`` (started by the caller)."""
+        self.api_base_override["local_server"] = api_base
+        self._resolved.clear()
 
     # --- requests --------------------------------------------------------------------------------------------
 

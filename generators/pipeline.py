@@ -389,8 +389,7 @@ def _local_server(client: LLMClient) -> Iterator[None]:
     from agents.local_server import start_server
 
     with start_server(context_tokens=8192) as server:
-        client.api_base_override["local_server"] = server.api_base
-        client._resolved.clear()
+        client.use_local_server(server.api_base)
         yield
 
 

@@ -88,7 +88,7 @@ _installed = False
 def install_replay(path: Path | None) -> ReplayProvider:
     """Register the ``replay`` provider with litellm (once) and load ``path`` into it."""
     global _installed
-    if path is not None or not PROVIDER.answers:
+    if path is not None:
         PROVIDER.load(path)
     if not _installed:
         import litellm
