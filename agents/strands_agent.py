@@ -13,6 +13,7 @@ text for OpenAI-compatible servers that reject content parts (see ``agents/local
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -68,6 +69,29 @@ def classify(error: BaseException) -> str | None:
     return None
 
 
+@functools.cache
+def plain_text_model_class() -> type[Any]:
+    """strands' LiteLLMModel with plain-text message content: the class is built once, on first use (importing
+    strands' litellm provider imports litellm, about 2 s here), instead of once per episode."""
+    from strands.models.litellm import LiteLLMModel
+
+    class PlainTextModel(LiteLLMModel):
+        """Sends message content as plain strings (OpenAI-compatible servers such as llama.cpp's reject content
+        parts) and, for the bundled server (``local``) whose chat template drops tool results, restates each
+        tool result as a user turn so the model sees it."""
+
+        def __init__(self, *, local: bool, **kwargs: Any) -> None:
+            self.local = local
+            super().__init__(**kwargs)
+
+        def format_request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            request: dict[str, Any] = super().format_request(*args, **kwargs)
+            request["messages"] = [_plain(message, self.local) for message in request["messages"]]
+            return request
+
+    return PlainTextModel
+
+
 class StrandsAgent:
     """Drives one episode with a strands ``Agent`` over litellm."""
 
@@ -87,21 +111,8 @@ class StrandsAgent:
         self.request_timeout_s = request_timeout_s or (300.0 if model.local_server else 60.0)
         self.api_base = api_base or model.api_base
 
-    def _litellm_model(self) -> Any:
-        from strands.models.litellm import LiteLLMModel
-
-        local = self.model.local_server
-
-        class PlainTextModel(LiteLLMModel):
-            """Sends message content as plain strings (OpenAI-compatible servers such as llama.cpp's reject
-            content parts) and, for the bundled server whose chat template drops tool results, restates each
-            tool result as a user turn so the model sees it."""
-
-            def format_request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-                request: dict[str, Any] = super().format_request(*args, **kwargs)
-                request["messages"] = [_plain(message, local) for message in request["messages"]]
-                return request
-
+    def strands_model(self) -> Any:
+        """The strands ``Model`` this episode's agent talks to: litellm, non-streaming, plain-text content."""
         client_args: dict[str, Any] = {"timeout": self.request_timeout_s, "num_retries": 0}
         if self.api_base:
             client_args["api_base"] = self.api_base
@@ -113,7 +124,14 @@ class StrandsAgent:
         if self.model.local_server:
             params.setdefault("tool_choice", "auto")  # the llama.cpp server calls tools only when asked
         # Non-streaming: the llama.cpp server returns nothing for streamed tool calls, and it is simpler to mock.
-        return PlainTextModel(client_args=client_args, model_id=self.model.model, params=params, stream=False)
+        model_class = plain_text_model_class()
+        return model_class(
+            local=self.model.local_server,
+            client_args=client_args,
+            model_id=self.model.model,
+            params=params,
+            stream=False,
+        )
 
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
         from strands import Agent
@@ -125,7 +143,10 @@ class StrandsAgent:
         latencies: list[float] = []
 
         def make_tool(spec: dict[str, Any]) -> Any:
-            def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
+            # A coroutine function: strands awaits it on the event loop. A plain function would be run in a worker
+            # thread (asyncio.to_thread) for a call of tens of microseconds (measured: 0.65 ms per episode with
+            # one tool call), and the calls of one model turn would step the environment concurrently.
+            async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
                 started = time.perf_counter()
                 arguments = _unescape(tool_use.get("input") or {})
                 result, _, _, _, _ = env.step({"tool": spec["name"], "arguments": arguments})
@@ -142,7 +163,7 @@ class StrandsAgent:
             return PythonAgentTool(spec["name"], tool_spec, handler)  # type: ignore[arg-type]
 
         agent = Agent(
-            model=self._litellm_model(),
+            model=self.strands_model(),
             tools=[make_tool(spec) for spec in opening["tools"]],
             system_prompt=opening["system"],
             callback_handler=None,

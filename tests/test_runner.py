@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import subprocess
@@ -86,6 +87,32 @@ def test_concurrent_episodes_each_get_their_own_environment(tmp_path: Path) -> N
     run(tmp_path / "r.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=3, concurrency=16)
     with RolloutStore(tmp_path / "r.duckdb") as store:
         assert store.query("SELECT count(*) FILTER (WHERE status = 'passed'), count(*) FROM episodes") == [(42, 42)]
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    """The run parks the objects alive at its start in the collector's permanent generation, and gives them
+    back afterwards, also when it fails, unless the caller had frozen objects itself."""
+    assert gc.get_freeze_count() == 0
+    run(tmp_path / "a.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=1, cases=("fig1-case1",))
+    assert gc.get_freeze_count() == 0
+
+    class Broken:
+        name = "broken"
+
+        async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
+            raise ValueError("an agent bug, not an infrastructure error")
+
+    with pytest.raises(ValueError, match="agent bug"):
+        run(tmp_path / "b.duckdb", "r", Broken, attempts=1, cases=("fig1-case1",))
+    assert gc.get_freeze_count() == 0
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run(tmp_path / "c.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=1, cases=("fig1-case1",))
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
 
 
 def test_case_selection() -> None:

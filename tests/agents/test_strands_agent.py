@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 from agents.models import ModelConfig
 from agents.strands_agent import StrandsAgent
 from mantra_env.domains import find_suite
+from mantra_env.env import MantraEnv
 from mantra_env.runner import RunSettings, run_suite
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import RunRecord
@@ -104,3 +106,29 @@ def test_cycle_cap_ends_a_looping_model_and_grades_what_it_did(tmp_path: Path) -
         with RolloutStore(tmp_path / "r.duckdb") as store:
             asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, RunSettings(attempts=1, cases=("fig1-case1",))))
             assert store.query("SELECT status, steps FROM episodes") == [("failed", 3)]
+
+
+def test_tool_calls_step_the_environment_on_the_event_loop_thread() -> None:
+    """Tool handlers are coroutines: strands awaits them on the loop instead of handing each call to a worker
+    thread, so the calls of one model turn step the environment one after another, in the model's order."""
+
+    class Recording(MantraEnv):
+        threads: list[str] = []  # noqa: RUF012
+
+        def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+            Recording.threads.append(threading.current_thread().name)
+            return super().step(action)
+
+    two_calls = tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE"})
+    two_calls["tool_calls"] += tool_call("get_request", {"request_id": "HW-2841"}, "call_2")["tool_calls"]
+    with serve([two_calls, text("done")]) as stub:
+        agent = StrandsAgent(STUB, api_base=stub.api_base)
+        env = Recording(SUITE, DOMAIN, case="fig1-case1")
+
+        async def episode() -> str:
+            await agent.run(env, "fig1-case1", 0)
+            return threading.current_thread().name
+
+        loop_thread = asyncio.run(episode())
+    assert Recording.threads == [loop_thread, loop_thread]
+    assert [call.tool for call in env.trace.calls] == ["check_inventory", "get_request"]

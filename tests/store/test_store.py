@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ from mantra_env.checks import parse_check
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, StoreError, Usage
 from mantra_env.store.migrations import MIGRATIONS
 from mantra_env.trace import ToolCall, ToolError, Trace
+from mantra_env.verdict import OUTCOME_ADAPTER
 
 CHECKS = [parse_check("CALL check_inventory() PRECEDES CALL assign_warehouse_picker()"), parse_check("NO-CALL po()")]
 
@@ -141,6 +143,76 @@ def test_duplicate_episode_is_refused_and_first_kept() -> None:
             store.record_episode(_episode("c1", 0, [("po", None)]))
         assert store.query("SELECT count(*) FROM steps") == [(1,)]
         assert store.query("SELECT tool FROM steps") == [("check_inventory",)]
+
+
+def test_after_a_refused_duplicate_the_next_episode_is_stored_alone() -> None:
+    """The refused episode's buffered rows are dropped, not written with the next episode."""
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
+        with pytest.raises(StoreError, match="already recorded"):
+            store.record_episode(_episode("c1", 0, [("po", None), ("po", None)]))
+        store.record_episode(_episode("c2", 0, [("assign_warehouse_picker", None)]))
+        steps = store.query("SELECT case_id, step, tool FROM steps ORDER BY case_id, step")
+        assert steps == [("c1", 0, "check_inventory"), ("c2", 0, "assign_warehouse_picker")]
+        verdicts = store.query("SELECT case_id, count(*) FROM check_verdicts GROUP BY case_id ORDER BY case_id")
+        assert verdicts == [("c1", len(CHECKS)), ("c2", len(CHECKS))]
+
+
+def test_an_episode_whose_write_fails_part_way_leaves_no_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The episode row is flushed before its steps; a failure at the steps rolls the episode row back too."""
+    import mantra_env.store.store as store_module
+
+    rows_of = store_module._episode_rows
+
+    def broken_steps(episode: EpisodeRecord) -> store_module._EpisodeRows:
+        rows = rows_of(episode)
+        return rows._replace(steps=[[*row[:-1]] for row in rows.steps])  # one column short
+
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        monkeypatch.setattr(store_module, "_episode_rows", broken_steps)
+        with pytest.raises(Exception):  # noqa: B017 - whatever DuckDB raises for the short row
+            store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
+        monkeypatch.setattr(store_module, "_episode_rows", rows_of)
+        assert store.query("SELECT count(*) FROM episodes") == [(0,)]
+        store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
+        assert store.query("SELECT count(*), min(steps) FROM episodes") == [(1, 1)]
+        assert store.query("SELECT count(*) FROM steps") == [(1,)]
+
+
+def test_stored_values_round_trip() -> None:
+    episode = _episode("c1", 0, [("assign_warehouse_picker", "invalid_arguments"), ("check_inventory", None)])
+    episode = episode.model_copy(update={"messages": [{"role": "user", "content": [{"text": "naïve 'quote' \\"}]}]})
+    assert episode.verdict is not None
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        store.record_episode(episode)
+        row = store.query(
+            "SELECT status, reward, checks_passed, checks_total, steps, input_tokens, output_tokens, model_calls, "
+            "latency_s, final_answer, verdict::VARCHAR, messages::VARCHAR, epoch_us(started_at), "
+            "epoch_us(finished_at) FROM episodes"
+        )[0]
+        steps = store.query(
+            "SELECT step, tool, kind, arguments::VARCHAR, result::VARCHAR, error_code, error_message, latency_s "
+            "FROM steps ORDER BY step"
+        )
+        evidence = store.query("SELECT check_id, passed, category, evidence::VARCHAR FROM check_verdicts ORDER BY 1")
+    epoch_us = [int(moment.timestamp() * 1_000_000) for moment in (episode.started_at, episode.finished_at)]
+    assert row == (
+        "failed", 0.0, 1, 2, 2, 10, 5, 2, 0.5, "done", episode.verdict.to_json(),
+        json.dumps(episode.messages, ensure_ascii=False, sort_keys=True), *epoch_us,
+    )  # fmt: skip
+    assert steps == [
+        (0, "assign_warehouse_picker", "write", '{"n": 0}', '{"ok": true}', "invalid_arguments", "bad", 0.1),
+        (1, "check_inventory", "read", '{"n": 1}', '{"ok": true}', None, None, 0.1),
+    ]
+    assert [(c.check_id, c.passed, c.category.value if c.category else None) for c in episode.verdict.checks] == [
+        row[:3] for row in evidence
+    ]
+    assert [json.loads(row[3]) for row in evidence] == [
+        json.loads(OUTCOME_ADAPTER.dump_json(c.evidence)) for c in episode.verdict.checks
+    ]
 
 
 def test_resuming_a_run_with_other_settings_is_refused() -> None:
