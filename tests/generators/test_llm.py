@@ -199,3 +199,16 @@ def test_extract_json(text: str, expected: str) -> None:
 def test_extract_json_without_an_object() -> None:
     with pytest.raises(ValueError, match="no JSON object"):
         extract_json("nothing here")
+
+
+def test_local_server_answers_are_html_unescaped(tmp_path: Path, monkeypatch: Any) -> None:
+    import litellm
+
+    async def escaped(**kwargs: Any) -> Any:
+        assert kwargs["response_format"]["type"] == "json_object"  # the grammar-constrained mode
+        content = '{"tools": ["say &#34;hi&#34;", "a &amp; b"]}'
+        return litellm.ModelResponse(choices=[{"message": {"role": "assistant", "content": content}}])
+
+    monkeypatch.setattr(litellm, "acompletion", escaped)
+    config = _config(tmp_path, {}, "  stage_overrides:\n    tool_relevance: {model: local}")
+    assert _ask(LLMClient(config, None)).tools == ['say "hi"', "a & b"]
