@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/grader.py
 	$(BIN)/python benchmarks/env.py
 	$(BIN)/python benchmarks/smt.py
+	$(BIN)/python benchmarks/runner.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
