@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from agents.base import play
 from agents.scripted import OracleError, OraclePolicy
 from generators.artifacts import SampleValidation, Scenario
-from generators.worldgen import with_goal
+from generators.worldgen import case_internal, with_goal
 from mantra_env.case import Case, Provenance, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
@@ -45,7 +45,7 @@ def build_case(
         id=f"{suite_name}-{scenario.id}",
         domain=domain,
         scenario=CaseScenario(
-            prompt=draft.prompt, external=draft.external, internal={**validation.initial, **draft.internal}
+            prompt=draft.prompt, external=draft.external, internal=case_internal(validation.initial, scenario)
         ),
         checks=outcome.checks,
         world_model=format_model(model),

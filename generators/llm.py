@@ -85,7 +85,7 @@ class LLMClient:
 
     config: GenerationConfig
     cache_dir: Path | None = None
-    api_base_override: dict[str, str] = field(default_factory=dict)
+    local_api_base: str | None = None
     usage: dict[str, StageUsage] = field(default_factory=dict)
     _resolved: dict[str, Resolved] = field(default_factory=dict)
     _recorder: Recorder | None = None
@@ -122,7 +122,7 @@ class LLMClient:
         kwargs: dict[str, Any] = {**(alias.params if alias else {}), **settings.params}
         api_base = settings.api_base or (alias.api_base if alias else None)
         if alias is not None and alias.local_server:
-            api_base = self.api_base_override.get("local_server", api_base)
+            api_base = self.local_api_base or api_base
         if api_base is None and name.startswith("ollama") and llm.ollama_base_url:
             api_base = llm.ollama_base_url
         if api_base:
@@ -143,7 +143,7 @@ class LLMClient:
 
     def use_local_server(self, api_base: str) -> None:
         """Send the bundled model's requests to the server at ``api_base`` (started by the caller)."""
-        self.api_base_override["local_server"] = api_base
+        self.local_api_base = api_base
         self._resolved.clear()
 
     # --- requests --------------------------------------------------------------------------------------------
@@ -291,9 +291,6 @@ class LLMClient:
         scratch.write_text(json.dumps({"key": key, "request": request, "response": text}, default=str), "utf-8")
         scratch.replace(path)  # atomic: a killed run leaves no half-written entry
 
-    def usage_report(self) -> dict[str, dict[str, float]]:
-        return {stage: dict(vars(usage)) for stage, usage in sorted(self.usage.items())}
-
 
 _REPAIR = (
     "Your answer could not be used:\n{problem}\n\n"
@@ -374,6 +371,11 @@ def _transient(error: Exception) -> bool:
 
     transient = (RateLimitError, Timeout, APIConnectionError, ServiceUnavailableError, InternalServerError)
     return isinstance(error, (*transient, asyncio.TimeoutError))
+
+
+def usage_report(usage: Mapping[str, StageUsage]) -> dict[str, dict[str, float]]:
+    """Usage per stage as JSON-ready numbers, stages sorted."""
+    return {stage: dict(vars(numbers)) for stage, numbers in sorted(usage.items())}
 
 
 def usage_totals(usage: Mapping[str, StageUsage]) -> StageUsage:

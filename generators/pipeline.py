@@ -28,7 +28,7 @@ from generators.config import STAGES, GenerationConfig
 from generators.document import DocumentGraph, chunk_document
 from generators.export import GENERATOR_VERSION, build_case, export_suite
 from generators.graph_plot import plot_graph
-from generators.llm import GenerationError, LLMClient, StageUsage
+from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
 from generators.references import find_references
 from generators.relevance import relevant_tools
 from generators.rundir import STAGE_ORDER, RunDir
@@ -92,7 +92,7 @@ class Pipeline:
     stop_after: str | None = None
     on_stage: Callable[[str], None] | None = None
     stages_run: list[str] = field(default_factory=list)
-    previous_usage: list[dict[str, dict[str, float]]] | None = None
+    previous_usage: list[dict[str, StageUsage]] | None = None
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -130,22 +130,23 @@ class Pipeline:
     def write_usage(self) -> None:
         """``usage.json``: this invocation's requests, cache hits, tokens and cost per stage, after those of the
         earlier invocations on the same run directory (a resumed run adds to them), and the totals."""
-        path = self.run.root / "usage.json"
-        earlier: list[dict[str, dict[str, float]]] = []
         if self.previous_usage is None:
             try:
-                earlier = json.loads(path.read_text(encoding="utf-8"))["invocations"]
+                recorded = json.loads((self.run.root / "usage.json").read_text(encoding="utf-8"))["invocations"]
+                self.previous_usage = [
+                    {stage: StageUsage(**numbers) for stage, numbers in invocation.items()} for invocation in recorded
+                ]
             except (OSError, ValueError, KeyError, TypeError):
-                earlier = []
-            self.previous_usage = earlier
-        invocations = [*self.previous_usage, self.client.usage_report()]
-        total: dict[str, dict[str, float]] = {}
+                self.previous_usage = []
+        invocations = [*self.previous_usage, self.client.usage]
+        total: dict[str, StageUsage] = {}
         for invocation in invocations:
-            for stage, numbers in invocation.items():
-                into = total.setdefault(stage, {})
-                for name, value in numbers.items():
-                    into[name] = into.get(name, 0) + value
-        self.run.write_json("usage.json", {"total": total, "invocations": invocations})
+            for stage, usage in invocation.items():
+                total.setdefault(stage, StageUsage()).add(usage)
+        self.run.write_json(
+            "usage.json",
+            {"total": usage_report(total), "invocations": [usage_report(invocation) for invocation in invocations]},
+        )
 
     def excerpt(self, graph: DocumentGraph, sample: Sample) -> str:
         return graph.text_of(sample.node_ids)

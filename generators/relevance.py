@@ -35,5 +35,5 @@ async def relevant_tools(client: LLMClient, sample_id: str, excerpt: str, tools:
     answer = await client.generate(
         "tool_relevance", sample_id, prompts.tool_relevance(excerpt, tools), answer_model(names)
     )
-    chosen = set(answer.model_dump()["tools"])
-    return ToolRelevance(tools=[name for name in names if name in chosen], reason=answer.model_dump()["reason"])
+    data = answer.model_dump()
+    return ToolRelevance(tools=[name for name in names if name in set(data["tools"])], reason=data["reason"])

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from pydantic import JsonValue
+
 from generators import prompts
 from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
 from generators.llm import LLMClient, RepairNeeded
@@ -101,6 +103,13 @@ async def generate_world_model(
     )
 
 
-def initial_state(initial: Mapping[str, object], scenario: Scenario) -> dict[str, object]:
-    """The initial state a case is solved from: the model's own initial values, then the scenario's valuation."""
-    return {**initial, **scenario.draft.external, **scenario.draft.internal}
+def case_internal(initial: Mapping[str, JsonValue], scenario: Scenario) -> dict[str, JsonValue]:
+    """The internal variables a case stores: the world model's own initial values, then the scenario's internal
+    ones; a name the scenario gives as external stays external (the scenario's valuation wins)."""
+    own = {name: value for name, value in initial.items() if name not in scenario.draft.external}
+    return {**own, **scenario.draft.internal}
+
+
+def initial_state(initial: Mapping[str, JsonValue], scenario: Scenario) -> dict[str, JsonValue]:
+    """The initial state a case is solved from (what its exported valuation holds)."""
+    return {**scenario.draft.external, **case_internal(initial, scenario)}
