@@ -1,8 +1,9 @@
 """Run an agent on a suite: every (case, attempt) an episode, stored in DuckDB as it finishes.
 
 Episodes run concurrently (asyncio; ``concurrency`` in flight, each in its own environment). Each finished
-episode is one transaction keyed by (run, case, attempt), so a killed run loses no finished episode, and
-``resume`` skips exactly the keys already stored. An agent's :class:`~agents.base.InfrastructureError`
+episode is committed atomically, keyed by (run, case, attempt), by a writer process while the next episodes
+run (:mod:`mantra_env.store.writer`), so a killed run loses no finished episode, and ``resume`` skips exactly
+the keys already stored. An agent's :class:`~agents.base.InfrastructureError`
 (provider time-out, 429, refused connection, unusable output) or a per-episode time-out is retried with
 exponential backoff and, if it persists, stored as an ``error`` episode, which no score counts.
 """
@@ -24,6 +25,7 @@ from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
+from mantra_env.store.writer import EpisodeSink, episode_sink
 from mantra_env.trace import Trace
 
 
@@ -88,10 +90,12 @@ async def run_suite(
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
 
-    async def one(case_id: str, attempt: int) -> None:
+    async def one(case_id: str, attempt: int, sink: EpisodeSink) -> None:
         async with limit:
             record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt)
-        store.record_episode(record)  # one writer: the event loop thread
+            # The slot is held until the writer has taken the episode, which bounds what waits to be written.
+            stored = await sink.submit(record)
+        await stored  # committed: only now does it count as done
         progress.done += 1
         progress.passed += record.status == "passed"
         progress.errors += record.status == "error"
@@ -105,7 +109,14 @@ async def run_suite(
     frozen_by_caller = gc.get_freeze_count() > 0
     gc.freeze()
     try:
-        await asyncio.gather(*(one(cid, attempt) for cid, attempt in todo))
+        async with episode_sink(store) as sink:
+            tasks = [asyncio.ensure_future(one(cid, attempt, sink)) for cid, attempt in todo]
+            try:
+                await asyncio.gather(*tasks)
+            finally:  # a failure (or Ctrl-C) stops the other episodes before the writer is closed
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         if not frozen_by_caller:
             gc.unfreeze()

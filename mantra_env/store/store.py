@@ -1,6 +1,8 @@
-"""The DuckDB rollout store: append-only, one transaction per finished episode, keyed by (run, case, attempt).
+"""The DuckDB rollout store: append-only, each finished episode committed atomically, keyed by (run, case,
+attempt).
 
-One process writes (the runner); readers use the ``v_*`` views. A killed run loses no finished episode and,
+One process writes (the runner, or its writer process while a run is in flight: :mod:`mantra_env.store.writer`);
+readers use the ``v_*`` views. A killed run loses no finished episode and,
 because the key is unique and the runner skips finished keys on ``--resume``, duplicates none.
 """
 
@@ -8,13 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any
 
 import duckdb
 
 from mantra_env.errors import MantraError
+from mantra_env.store.appender import DuplicateEpisode, EpisodeInserter, EpisodeRows, OpenError, connect
 from mantra_env.store.migrations import MIGRATIONS
 from mantra_env.store.records import EpisodeRecord, RunRecord
 from mantra_env.verdict import OUTCOME_ADAPTER
@@ -30,22 +34,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-class _EpisodeRows(NamedTuple):
-    """One episode as the rows of its transaction: its ``episodes`` row, its ``steps`` and its ``check_verdicts``."""
-
-    key: tuple[str, str, int]
-    episode: list[Any]
-    steps: list[list[Any]]
-    verdicts: list[list[Any]]
-
-
-def _episode_rows(episode: EpisodeRecord) -> _EpisodeRows:
+def episode_rows(episode: EpisodeRecord) -> EpisodeRows:
     """The rows ``episode`` is stored as (column order of migration 1)."""
     key = [episode.run_id, episode.case_id, episode.attempt]
     verdict = episode.verdict
     trace = episode.trace
     latencies = episode.step_latencies_s
-    return _EpisodeRows(
+    return EpisodeRows(
         key=(episode.run_id, episode.case_id, episode.attempt),
         episode=[
             *key,
@@ -95,52 +90,12 @@ def _episode_rows(episode: EpisodeRecord) -> _EpisodeRows:
     )
 
 
-class _EpisodeInserter:
-    """Writes episodes, each in its own transaction, through a connection of its own.
-
-    A small DuckDB transaction is dominated by per-statement work: planning and optimizing an INSERT of one
-    episode row takes ~0.6 of its ~1 ms, and binding a multi-row ``INSERT ... VALUES`` ~13 us per placeholder
-    (DuckDB 2.0, measured here). Rows therefore go through appenders, one per table and created once, which
-    bind no placeholders, on a connection whose optimizer is off (the setting is per connection; a plain
-    append gives it nothing to improve). With one DuckDB thread (see :class:`RolloutStore`) an episode of the
-    runner benchmark costs ~4.0 ms to store instead of ~5.7 ms with the INSERT statements. Constraints are
-    checked at each flush, inside the transaction, so a duplicate key rolls the whole episode back.
-    """
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
-        self.conn = conn.cursor()  # its own connection: the optimizer setting is per connection
-        self.conn.execute("PRAGMA disable_optimizer")
-        self.tables = [self.conn.appender(table) for table in ("episodes", "steps", "check_verdicts")]
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def write(self, rows: _EpisodeRows) -> None:
-        episodes, steps, verdicts = self.tables
-        self.conn.execute("BEGIN TRANSACTION")
-        try:
-            episodes.append_row(*rows.episode)
-            episodes.flush()
-            if rows.steps:
-                steps.append_rows(rows.steps)
-                steps.flush()
-            if rows.verdicts:
-                verdicts.append_rows(rows.verdicts)
-                verdicts.flush()
-            self.conn.execute("COMMIT")
-        except BaseException as error:
-            # A failed COMMIT has already ended the transaction, and ROLLBACK would then hide its error.
-            with contextlib.suppress(duckdb.TransactionException):
-                self.conn.execute("ROLLBACK")
-            for table in self.tables:  # a failed append or flush leaves its rows buffered for the next episode
-                table.clear()
-            if isinstance(error, duckdb.ConstraintException):
-                run_id, case_id, attempt = rows.key
-                raise StoreError(
-                    f"episode (run={run_id!r}, case={case_id!r}, attempt={attempt}) is already recorded; "
-                    "finished episodes are never overwritten"
-                ) from None
-            raise
+def open_connection(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """:func:`~mantra_env.store.appender.connect`, failing with :class:`StoreError`."""
+    try:
+        return connect(path, read_only=read_only)
+    except OpenError as error:
+        raise StoreError(str(error)) from None
 
 
 class RolloutStore:
@@ -148,26 +103,32 @@ class RolloutStore:
 
     def __init__(self, path: Path | str = DEFAULT_DB, *, read_only: bool = False) -> None:
         self.path = path
-        self._inserter: _EpisodeInserter | None = None
+        self._inserter: EpisodeInserter | None = None
         target = str(path)
         if target != ":memory:" and not read_only:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.conn = duckdb.connect(target, read_only=read_only)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open rollout database {target}: {exc}") from None
+        self.conn = open_connection(target, read_only=read_only)
         if not read_only:
-            # Written one small transaction at a time from a busy Python thread, a rollout database gains nothing
-            # from DuckDB's worker threads, which only compete with that thread for the cores (measured: about
-            # 1 ms per stored episode on 2 cores). Its reads are small. A setting of the whole database instance.
-            self.conn.execute("SET threads = 1")
             self._migrate()
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
         if self._inserter is not None:
             self._inserter.close()
+            self._inserter = None
         self.conn.close()
+
+    @contextlib.contextmanager
+    def handed_over(self) -> Iterator[str]:
+        """Let go of the database file for the duration (so that a writer process can open it), then reopen it.
+        Yields the file's path."""
+        if str(self.path) == ":memory:":
+            raise StoreError("an in-memory rollout database cannot be handed to another process")
+        self.close()
+        try:
+            yield str(self.path)
+        finally:
+            self.conn = open_connection(str(self.path))
 
     def __enter__(self) -> RolloutStore:
         return self
@@ -230,8 +191,11 @@ class RolloutStore:
     def record_episode(self, episode: EpisodeRecord) -> None:
         """Write one finished episode, its steps and check verdicts in a single transaction."""
         if self._inserter is None:
-            self._inserter = _EpisodeInserter(self.conn)
-        self._inserter.write(_episode_rows(episode))
+            self._inserter = EpisodeInserter(self.conn)
+        try:
+            self._inserter.write(episode_rows(episode))
+        except DuplicateEpisode as error:
+            raise StoreError(str(error)) from None
 
     # -- reading ---------------------------------------------------------------------------------------
     def finished_keys(self, run_id: str) -> set[tuple[str, int]]:

@@ -163,18 +163,18 @@ def test_an_episode_whose_write_fails_part_way_leaves_no_row(monkeypatch: pytest
     """The episode row is flushed before its steps; a failure at the steps rolls the episode row back too."""
     import mantra_env.store.store as store_module
 
-    rows_of = store_module._episode_rows
+    rows_of = store_module.episode_rows
 
-    def broken_steps(episode: EpisodeRecord) -> store_module._EpisodeRows:
+    def broken_steps(episode: EpisodeRecord) -> store_module.EpisodeRows:
         rows = rows_of(episode)
         return rows._replace(steps=[[*row[:-1]] for row in rows.steps])  # one column short
 
     with RolloutStore(":memory:") as store:
         store.start_run(_run())
-        monkeypatch.setattr(store_module, "_episode_rows", broken_steps)
+        monkeypatch.setattr(store_module, "episode_rows", broken_steps)
         with pytest.raises(Exception):  # noqa: B017 - whatever DuckDB raises for the short row
             store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
-        monkeypatch.setattr(store_module, "_episode_rows", rows_of)
+        monkeypatch.setattr(store_module, "episode_rows", rows_of)
         assert store.query("SELECT count(*) FROM episodes") == [(0,)]
         store.record_episode(_episode("c1", 0, [("check_inventory", None)]))
         assert store.query("SELECT count(*), min(steps) FROM episodes") == [(1, 1)]
