@@ -98,10 +98,8 @@ class MantraEnv(gym.Env[str, str]):
         self.max_steps = max_steps
         self.observation_space = AnyText()
         self.action_space = AnyText()
-        self._specs = [spec.model_dump(mode="json") for spec in domain.toolkit(domain.fresh_database()).tool_specs()]
-        self._kinds = {spec["name"]: spec["kind"] for spec in self._specs}
-        self._manual_json = json.dumps(domain.manual, ensure_ascii=False)
-        self._specs_json = json.dumps(self._specs, ensure_ascii=False)
+        self._constants = domain.episode_constants
+        self._kinds = self._constants.kinds
         self.case: Case | None = None
         self.last_trace: Trace = Trace()
         self.last_verdict: Verdict | None = None
@@ -120,9 +118,10 @@ class MantraEnv(gym.Env[str, str]):
         self._toolkit = self.domain.toolkit(self.domain.fresh_database(self.case.database_patch))
         self._calls = []
         self._done = False
-        # The manual and tool specs are the bulk of the observation and never change: serialise them once.
+        # The manual and tool specs are the bulk of the observation and never change: serialised once per domain.
+        manual, tools = self._constants.manual_json, self._constants.tools_json
         prompt = json.dumps(self.case.scenario.prompt, ensure_ascii=False)
-        return f'{{"system": {self._manual_json}, "prompt": {prompt}, "tools": {self._specs_json}}}', self._info()
+        return f'{{"system": {manual}, "prompt": {prompt}, "tools": {tools}}}', self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self.case is None or self._toolkit is None:

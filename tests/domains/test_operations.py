@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
-from mantra_env.domains import DomainError, domain_names, load_domain
+from mantra_env.domains import DomainError, domain_names, find_suite, load_domain
 from mantra_env.domains.__main__ import main as export_main
 from mantra_env.env import MantraEnv
 
@@ -48,6 +48,16 @@ def test_twenty_tools_with_kinds() -> None:
     kinds = {spec.name: spec.kind for spec in specs}
     assert kinds["check_inventory"] == "read" and kinds["create_purchase_order"] == "write"
     assert {spec.name for spec in specs} == {name for name, _, _ in HAPPY}
+
+
+def test_episode_constants_are_the_tool_specs_computed_once() -> None:
+    constants = DOMAIN.episode_constants
+    specs = [spec.model_dump(mode="json") for spec in DOMAIN.tool_specs()]
+    assert json.loads(constants.tools_json) == specs and json.loads(constants.manual_json) == DOMAIN.manual
+    assert dict(constants.kinds) == {spec["name"]: spec["kind"] for spec in specs}
+    assert DOMAIN.episode_constants is constants
+    opening = json.loads(MantraEnv(find_suite("operations")[1], DOMAIN).reset(seed=0)[0])
+    assert opening["tools"] == specs and opening["system"] == DOMAIN.manual
 
 
 @pytest.mark.parametrize(("tool", "args", "ok"), HAPPY, ids=[name for name, _, _ in HAPPY])

@@ -72,7 +72,7 @@ def test_noop_fails_every_case_with_a_required_call(env_id: str, case_id: str) -
 def test_write_first_fails_when_a_check_orders_a_read_before_a_write(env_id: str, case_id: str) -> None:
     env = make(env_id)
     case = env.suite.case(case_id)
-    kinds = {spec["name"]: spec["kind"] for spec in env._specs}
+    kinds = env.domain.episode_constants.kinds
     read_before_write = any(
         isinstance(entry.check, Precedes | Follows) and kinds[first.tool] == "read" and kinds[then.tool] == "write"
         for entry in case.checks
