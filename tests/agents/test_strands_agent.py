@@ -132,3 +132,33 @@ def test_tool_calls_step_the_environment_on_the_event_loop_thread() -> None:
         loop_thread = asyncio.run(episode())
     assert Recording.threads == [loop_thread, loop_thread]
     assert [call.tool for call in env.trace.calls] == ["check_inventory", "get_request"]
+
+
+def test_cached_tool_specs_are_strands_own_and_follow_registrations() -> None:
+    import copy
+
+    from strands.tools.registry import ToolRegistry
+    from strands.tools.tools import PythonAgentTool
+
+    from agents.strands_agent import cache_tool_specs
+
+    async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
+        return {}
+
+    def tool(spec: dict[str, Any]) -> PythonAgentTool:
+        schema = {"name": spec["name"], "description": spec["description"], "inputSchema": {"json": spec["parameters"]}}
+        return PythonAgentTool(spec["name"], schema, handler)  # type: ignore[arg-type]
+
+    specs = json.loads(DOMAIN.episode_constants.tools_json)
+    plain, cached = ToolRegistry(), ToolRegistry()
+    for registry in (plain, cached):
+        registry.process_tools([tool(spec) for spec in specs[:-1]])
+    cache_tool_specs(cached)
+    assert cached.get_all_tools_config() == plain.get_all_tools_config()
+    assert cached.get_all_tool_specs() == plain.get_all_tool_specs()
+    first = cached.get_all_tools_config()
+    assert copy.deepcopy(first) == first and cached.get_all_tools_config() is not first  # callers get their own dict
+    for registry in (plain, cached):
+        registry.register_tool(tool(specs[-1]))
+    assert cached.get_all_tools_config() == plain.get_all_tools_config()
+    assert len(cached.get_all_tools_config()) == len(specs)
