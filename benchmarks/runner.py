@@ -1,9 +1,10 @@
 """Runner overhead: what the harness costs per episode when the model answers instantly.
 
 Run: ``.venv/bin/python benchmarks/runner.py [--episodes N]``. Every line runs N episodes (the 14 cases of the
-operations starter suite, N/14 attempts each) through ``run_suite`` into a scratch DuckDB file, one
-transaction per episode, first one at a time (ms per episode, and its ratio to the 5 ms target), then with 64
-in flight (episodes per second):
+operations starter suite, N/14 attempts each) through ``run_suite`` into a scratch DuckDB file (each episode
+committed atomically by the writer process while the next episodes run), first one at a time
+(ms per episode, and its ratio to the 5 ms target), then with 64 in flight (episodes per second). Per episode
+means the marginal cost (see :func:`marginal`); what a run pays once is printed apart:
 
 * **strands agent, instant strands model** -- the harness overhead, the figure compared with the target: a
   real strands ``Agent`` with the domain's 20 tools on ``InstantModel``, a strands ``Model`` that answers at
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import sys
 import tempfile
 import time
@@ -122,22 +124,45 @@ def _litellm_mock_class() -> type[Any]:
     return OneToolCallMock
 
 
-def timed(make_agent: Callable[[], Any], episodes: int, concurrency: int, steps: int | None) -> float:
-    """Seconds per episode for ``episodes`` episodes (attempts of the starter cases) at ``concurrency``; checks
-    afterwards that every episode was stored, none as an error, each with ``steps`` tool calls if given."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its waited-for children (the writer processes of finished runs)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def timed(make_agent: Callable[[], Any], episodes: int, concurrency: int, steps: int | None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of both processes) of a run of ``episodes`` episodes (attempts of the starter
+    cases) at ``concurrency``; checks afterwards that every episode was stored, none as an error, each with
+    ``steps`` tool calls if given."""
     domain, suite = find_suite("operations")
     assert domain is not None
     attempts = max(1, episodes // len(suite.cases))
     with tempfile.TemporaryDirectory() as scratch, RolloutStore(Path(scratch) / "bench.duckdb") as store:
         record = RunRecord(run_id="bench", suite="operations/starter", model="mock", agent="bench")
         settings = RunSettings(attempts=attempts, concurrency=concurrency, retries=0)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_seconds()
         progress = asyncio.run(run_suite(store, record, suite, domain, make_agent, settings))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
         stored = store.query("SELECT count(*) FILTER (WHERE status <> 'error'), min(steps), max(steps) FROM episodes")
     expected = (attempts * len(suite.cases),) + ((steps, steps) if steps is not None else stored[0][1:])
     assert progress.done == expected[0] and stored[0] == expected, f"unexpected episodes: {stored[0]} != {expected}"
-    return elapsed / progress.done
+    return elapsed, cpu
+
+
+def marginal(
+    make_agent: Callable[[], Any], episodes: int, concurrency: int, steps: int | None, repeats: int = 3
+) -> tuple[float, float, float]:
+    """(wall seconds per episode, wall seconds per run, CPU seconds per episode): slopes and intercept of a run's
+    times over its episodes, from runs of ``episodes`` and three times as many (the median of ``repeats`` such
+    pairs; this machine's speed drifts), so that what a run pays once (the writer process starting, the last
+    commit, reopening the database) is not spread over its episodes."""
+    fits = []
+    for _ in range(repeats):
+        small, small_cpu = timed(make_agent, episodes, concurrency, steps)
+        large, large_cpu = timed(make_agent, 3 * episodes, concurrency, steps)
+        per_episode = (large - small) / (2 * episodes)
+        fits.append((per_episode, small - per_episode * episodes, (large_cpu - small_cpu) / (2 * episodes)))
+    return sorted(fits)[repeats // 2]
 
 
 def main() -> None:
@@ -156,12 +181,13 @@ def main() -> None:
     for _, factory, steps in lines:
         timed(factory, 14, 1, steps)  # warm-up: imports, first calls
     for name, factory, steps in lines:
-        sequential = timed(factory, args.episodes, 1, steps) * 1000
-        parallel = timed(factory, args.episodes, 64, steps)
+        sequential, fixed, cpu = marginal(factory, args.episodes, 1, steps)
+        parallel, _, _ = marginal(factory, args.episodes, 64, steps)
         print(f"{name}:")
-        print(
-            f"  sequential: {sequential:.1f} ms per episode ({sequential / TARGET_MS:.2f}x the {TARGET_MS:g} ms target)"
-        )
+        ms = sequential * 1000
+        print(f"  sequential: {ms:.1f} ms per episode ({ms / TARGET_MS:.2f}x the {TARGET_MS:g} ms target)")
+        print(f"    CPU per episode, runner and writer process together: {cpu * 1000:.1f} ms")
+        print(f"    once per run (writer start, last commit, reopening): {fixed * 1000:.0f} ms")
         print(f"  64 in flight: {1 / parallel:,.0f} episodes/s")
 
 
