@@ -3,9 +3,9 @@
 Episodes run concurrently (asyncio; ``concurrency`` in flight, each in its own environment). Each finished
 episode is committed atomically, keyed by (run, case, attempt), by a writer process while the next episodes
 run (:mod:`mantra_env.store.writer`), so a killed run loses no finished episode, and ``resume`` skips exactly
-the keys already stored. An agent's :class:`~agents.base.InfrastructureError`
-(provider time-out, 429, refused connection, unusable output) or a per-episode time-out is retried with
-exponential backoff and, if it persists, stored as an ``error`` episode, which no score counts.
+the keys already stored. An agent's :class:`~agents.base.InfrastructureError` (provider time-out, 429,
+refused connection, unusable output) or a per-episode time-out is retried with exponential backoff and, if it
+persists, stored as an ``error`` episode, which no score counts.
 """
 
 from __future__ import annotations

@@ -3,16 +3,20 @@ loop of the writer process that does so while a run is in flight.
 
 It imports nothing of mantra_env (the writer process runs this file as a script, and starts in the ~0.2 s that
 importing DuckDB takes instead of the ~0.5 s of the whole package). The parent's side, and why a process, are in
-:mod:`mantra_env.store.writer`. Protocol between them: the parent sends each episode's :class:`EpisodeRows` as a
-length-prefixed pickle on the child's stdin; the child answers ``ready`` once the database is open (or one
-``error <json string>`` line, and exits), then every frame, in order, with one line: ``ok`` once its episode is
-committed, or ``error <json string>``. Each episode is committed in a transaction of its own while the writer
-keeps up; when it falls behind, the episodes that have arrived meanwhile are committed together, in one
-transaction (group commit: one commit costs ~1.5 ms and each table appended to ~0.4 ms whatever the number of
-rows, so a writer that commits one by one never catches up with a run that outpaces it). Either way an episode
-is stored whole or not at all, and it is acknowledged only once committed; a group that fails (a duplicate key)
-is rolled back and retried one episode at a time, so each episode gets its own answer. End of input -- the run ended, or the parent died, even by SIGKILL --
-makes the child commit every frame it has received whole and exit, so an episode handed over is never lost.
+:mod:`mantra_env.store.writer`.
+
+Protocol: the parent sends each episode's :class:`EpisodeRows` as a length-prefixed pickle on the child's stdin.
+The child answers ``ready`` once the database is open (or one ``error <json string>`` line, and exits), then
+every frame, in order, with one line: ``ok`` once its episode is committed, or ``error <json string>``.
+
+Each episode is committed in a transaction of its own while the writer keeps up; when it falls behind, the
+episodes that have arrived meanwhile are committed together, in one transaction (group commit: a commit costs
+~1.5 ms and each table appended to ~0.4 ms whatever the number of rows, so a writer that commits one by one
+cannot catch up with a run that outpaces it). Either way an episode is stored whole or not at all, and is
+acknowledged only once committed; a group that fails (a duplicate key) is rolled back and retried one episode at
+a time, so that each episode gets its own answer. End of input -- the run ended, or the parent died, even by
+SIGKILL -- makes the child commit every frame it has received whole, then exit: an episode handed over is never
+lost.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
 
 
 class EpisodeRows(NamedTuple):
-    """One episode as the rows of its transaction: its ``episodes`` row, its ``steps`` and its ``check_verdicts``."""
+    """One episode as rows: its ``episodes`` row, its ``steps`` and its ``check_verdicts``."""
 
     key: tuple[str, str, int]
     episode: list[Any]
@@ -83,8 +87,8 @@ class EpisodeInserter:
     (DuckDB 2.0, measured here). Rows therefore go through appenders, one per table and created once, which
     bind no placeholders, on a connection whose optimizer is off (the setting is per connection; a plain
     append gives it nothing to improve). With one DuckDB thread (see :func:`connect`) an episode of the
-    runner benchmark costs ~4.0 ms to store instead of ~5.7 ms with the INSERT statements. Constraints are
-    checked at each flush, inside the transaction, so a duplicate key rolls the whole episode back.
+    runner benchmark costs ~4 ms to store on its own (~5.7 ms with INSERT statements), and far less in a group.
+    Constraints are checked at each flush, inside the transaction, so a duplicate key rolls it all back.
     """
 
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:

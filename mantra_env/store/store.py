@@ -2,8 +2,8 @@
 attempt).
 
 One process writes (the runner, or its writer process while a run is in flight: :mod:`mantra_env.store.writer`);
-readers use the ``v_*`` views. A killed run loses no finished episode and,
-because the key is unique and the runner skips finished keys on ``--resume``, duplicates none.
+readers use the ``v_*`` views. A killed run loses no finished episode and, because the key is unique and the
+runner skips finished keys on ``--resume``, duplicates none.
 """
 
 from __future__ import annotations
