@@ -9,10 +9,11 @@ Protocol: the parent sends each episode's :class:`EpisodeRows` as a length-prefi
 The child answers ``ready`` once the database is open (or one ``error <json string>`` line, and exits), then
 every frame, in order, with one line: ``ok`` once its episode is committed, or ``error <json string>``.
 
-Each episode is committed in a transaction of its own while the writer keeps up; when it falls behind, the
-episodes that have arrived meanwhile are committed together, in one transaction (group commit: a commit costs
-~1.5 ms and each table appended to ~0.4 ms whatever the number of rows, so a writer that commits one by one
-cannot catch up with a run that outpaces it). Either way an episode is stored whole or not at all, and is
+The writer commits at most every :data:`COMMIT_INTERVAL_S` (10 ms): episodes that arrive further apart -- a
+model's episodes take seconds -- are committed each in a transaction of its own; those that arrive within one
+interval are committed together, in one transaction (group commit: a commit of one episode costs ~3.5 ms of
+CPU, of sixteen ~0.5 ms each, so a writer that commits one by one cannot keep up with a fast run, or keeps up
+only by taking a core from it). Either way an episode is stored whole or not at all, and is
 acknowledged only once committed; a group that fails (a duplicate key) is rolled back and retried one episode at
 a time, so that each episode gets its own answer. End of input -- the run ended, or the parent died, even by
 SIGKILL -- makes the child commit every frame it has received whole, then exit: an episode handed over is never
@@ -35,6 +36,7 @@ from typing import Any, BinaryIO, NamedTuple
 import duckdb
 
 LOCK_WAIT_S = 10.0  # how long opening waits for another process (a run's writer finishing) to let go of the file
+COMMIT_INTERVAL_S = 0.01  # the writer commits at most this often; what arrives meanwhile is committed together
 FRAME_LENGTH = struct.Struct("!I")
 
 
@@ -166,11 +168,18 @@ def serve(path: str, frames: int, answers: BinaryIO) -> int:
 
 
 def _arrived(fd: int) -> Iterator[list[bytes]]:
-    """The whole frames that have arrived on ``fd`` each time the writer is ready for more: one while it keeps
-    up, all those waiting when it is behind (group commit). A frame cut short by the end of input was never
-    handed over whole and is dropped."""
+    """The whole frames that have arrived on ``fd`` each time the writer is ready for more, at most every
+    :data:`COMMIT_INTERVAL_S`: one at a time when episodes arrive further apart (a model's episodes take seconds),
+    all those waiting otherwise (group commit). A frame cut short by the end of input was never handed over whole
+    and is dropped."""
     buffer = bytearray()
-    while chunk := os.read(fd, 1 << 20):
+    ready_at = 0.0
+    while True:
+        if (pause := ready_at - time.monotonic()) > 0:
+            time.sleep(pause)  # let the next ones arrive rather than spend a commit on each
+        if not (chunk := os.read(fd, 1 << 20)):
+            return
+        ready_at = time.monotonic() + COMMIT_INTERVAL_S
         buffer += chunk
         batch, start = [], 0
         while len(buffer) - start >= FRAME_LENGTH.size:

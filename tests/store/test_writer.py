@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import duckdb
@@ -187,3 +188,37 @@ def test_episodes_waiting_together_are_committed_together(tmp_path: Path, monkey
     assert groups == [5]
     with RolloutStore(tmp_path / "db.duckdb") as store:
         assert store.query("SELECT count(*) FROM episodes") == [(5,)]
+
+
+def test_episodes_arriving_apart_get_a_transaction_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's episodes finish seconds apart: nothing waits for company. (Here each episode is sent once the
+    previous one is acknowledged.)"""
+    with RolloutStore(tmp_path / "db.duckdb") as store:
+        store.start_run(_run())
+    groups: list[int] = []
+    write_together = appender.EpisodeInserter.write_together
+
+    def counted(self: appender.EpisodeInserter, episodes: list[appender.EpisodeRows]) -> None:
+        groups.append(len(episodes))
+        write_together(self, episodes)
+
+    monkeypatch.setattr(appender.EpisodeInserter, "write_together", counted)
+    frames_in, frames_out = os.pipe()
+    answers_in, answers_out = os.pipe()
+    answers_seen: list[str] = []
+
+    def send() -> None:
+        with os.fdopen(frames_out, "wb", buffering=0) as frames, os.fdopen(answers_in, "rb") as answers:
+            answers_seen.append(answers.readline().decode().strip())
+            for episode in _episodes(3):
+                frame = pickle.dumps(episode_rows(episode))
+                frames.write(FRAME_LENGTH.pack(len(frame)) + frame)
+                answers_seen.append(answers.readline().decode().strip())
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    with os.fdopen(frames_in, "rb"), os.fdopen(answers_out, "wb", buffering=0) as out:
+        assert appender.serve(str(tmp_path / "db.duckdb"), frames_in, out) == 0
+    sender.join()
+    assert answers_seen == ["ready", "ok", "ok", "ok"]
+    assert groups == [1, 1, 1]
