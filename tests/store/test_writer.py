@@ -164,8 +164,9 @@ def test_a_runner_killed_after_handing_episodes_over_loses_none(tmp_path: Path) 
         assert store.query("SELECT count(*) FROM steps") == [(sum(len(r.steps) for r in rows),)]
 
 
-def test_episodes_waiting_together_are_committed_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What has arrived while the writer was busy goes in one transaction (that is how it catches up)."""
+@pytest.fixture
+def commit_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A started run in ``tmp_path / "db.duckdb"``; the list receives the size of each group the writer commits."""
     with RolloutStore(tmp_path / "db.duckdb") as store:
         store.start_run(_run())
     groups: list[int] = []
@@ -176,6 +177,11 @@ def test_episodes_waiting_together_are_committed_together(tmp_path: Path, monkey
         write_together(self, episodes)
 
     monkeypatch.setattr(appender.EpisodeInserter, "write_together", counted)
+    return groups
+
+
+def test_episodes_waiting_together_are_committed_together(tmp_path: Path, commit_groups: list[int]) -> None:
+    """What has arrived while the writer was busy goes in one transaction (that is how it catches up)."""
     read_end, write_end = os.pipe()
     with os.fdopen(write_end, "wb") as pipe:
         for episode in _episodes(5):
@@ -185,24 +191,14 @@ def test_episodes_waiting_together_are_committed_together(tmp_path: Path, monkey
     with os.fdopen(read_end, "rb"), answers.open("wb") as out:
         assert appender.serve(str(tmp_path / "db.duckdb"), read_end, out) == 0
     assert answers.read_text().split() == ["ready"] + ["ok"] * 5
-    assert groups == [5]
+    assert commit_groups == [5]
     with RolloutStore(tmp_path / "db.duckdb") as store:
         assert store.query("SELECT count(*) FROM episodes") == [(5,)]
 
 
-def test_episodes_arriving_apart_get_a_transaction_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_episodes_arriving_apart_get_a_transaction_each(tmp_path: Path, commit_groups: list[int]) -> None:
     """A model's episodes finish seconds apart: nothing waits for company. (Here each episode is sent once the
     previous one is acknowledged.)"""
-    with RolloutStore(tmp_path / "db.duckdb") as store:
-        store.start_run(_run())
-    groups: list[int] = []
-    write_together = appender.EpisodeInserter.write_together
-
-    def counted(self: appender.EpisodeInserter, episodes: list[appender.EpisodeRows]) -> None:
-        groups.append(len(episodes))
-        write_together(self, episodes)
-
-    monkeypatch.setattr(appender.EpisodeInserter, "write_together", counted)
     frames_in, frames_out = os.pipe()
     answers_in, answers_out = os.pipe()
     answers_seen: list[str] = []
@@ -221,4 +217,4 @@ def test_episodes_arriving_apart_get_a_transaction_each(tmp_path: Path, monkeypa
         assert appender.serve(str(tmp_path / "db.duckdb"), frames_in, out) == 0
     sender.join()
     assert answers_seen == ["ready", "ok", "ok", "ok"]
-    assert groups == [1, 1, 1]
+    assert commit_groups == [1, 1, 1]
