@@ -186,7 +186,8 @@ def build_report(
 
 def leaderboard_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     k = report.summaries[0].k
-    header = ["model", "suite", "tasks", "attempts", "errors", "Pass@1 (%)", f"Pass@{k} (%)", f"Pass^{k} (%)",
+    at_k = [f"Pass@{k} (%)", f"Pass^{k} (%)"] if k > 1 else []  # at k = 1 both are Pass@1
+    header = ["model", "suite", "tasks", "attempts", "errors", "Pass@1 (%)", *at_k,
               "premature write (%)", "empty trace (%)", "crash (%)", "reads / pass", "steps", "tokens"]  # fmt: skip
     rows = [
         [
@@ -196,8 +197,7 @@ def leaderboard_rows(report: Report) -> tuple[list[str], list[list[str]]]:
             str(s.attempts),
             str(s.errors),
             _ci(s.pass_at_1),
-            _ci(s.pass_at_k),
-            _ci(s.pass_hat_k),
+            *([_ci(s.pass_at_k), _ci(s.pass_hat_k)] if at_k else []),
             _pct(s.premature_write_rate),
             _pct(s.empty_trace_rate),
             _pct(s.crash_rate),

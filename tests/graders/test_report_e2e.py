@@ -22,7 +22,7 @@ from graders.metrics import (
     pass_hat_k,
     pass_hat_k_ci,
 )
-from graders.report import build_report, main
+from graders.report import build_report, leaderboard_rows, main
 from mantra_env.store import RolloutStore
 
 from ..helpers_rollouts import ATTEMPTS, GENERATION_COUNTS, generated_suite, run_scripted
@@ -177,6 +177,16 @@ def test_leaderboard_equals_the_metric_functions(
     assert summaries["scripted:write-first"].premature_write_rate > summaries["scripted:oracle"].premature_write_rate
     assert summaries["scripted:write-first"].premature_write_rate == 1.0
     assert rows[0][0] == "scripted:oracle"  # ranked by Pass@1
+
+
+def test_at_k_1_the_leaderboard_shows_pass_at_1_once(scripted_db: Path) -> None:
+    with RolloutStore(scripted_db, read_only=True) as store:
+        header, rows = leaderboard_rows(build_report(store, k=1))
+        wide_header, wide_rows = leaderboard_rows(build_report(store, k=K))
+    assert [column for column in header if column.startswith("Pass")] == ["Pass@1 (%)"]
+    assert header == [column for column in wide_header if column not in (f"Pass@{K} (%)", f"Pass^{K} (%)")]
+    assert all(len(row) == len(header) for row in rows)
+    assert [row[header.index("Pass@1 (%)")] for row in rows] == [row[5] for row in wide_rows]
 
 
 def premature_and_empty(store: RolloutStore, run_id: str) -> tuple[int, int, int]:
