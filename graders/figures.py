@@ -40,6 +40,8 @@ STAGE_LABELS = {
     "backward_validated": "backward-validated",
     "final": "final",
 }
+GENERATION_OUTCOMES = {"awaiting_human": "awaiting a human", "rejected": "rejected", "replay_failed": "replay failed"}
+"""The other ``stage_counts`` keys: where the cases that were not kept went (labels for tables)."""
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")

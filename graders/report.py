@@ -4,8 +4,8 @@ Writes ``report.md`` and a self-contained ``report.html`` (tables, figures embed
 as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:`graders.analysis`).
 
 When a suite's ``manifest.json`` holds generation records (``stage_counts`` with ``generated``,
-``forward_validated``, ``backward_validated`` and ``final``), the report adds a validation funnel per domain and
-suite. The suites are those the runs name in their stored config (the ``--suite`` the run was given) and those
+``forward_validated``, ``backward_validated`` and ``final``, and where the others went: ``awaiting_human``,
+``rejected``, ``replay_failed``), the report adds a validation funnel per domain and suite. The suites are those the runs name in their stored config (the ``--suite`` the run was given) and those
 passed with ``--suite`` (a suite folder, a ``manifest.json`` or a suite name); a run's suite that can no longer
 be found is left out with a note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
 """
@@ -42,6 +42,7 @@ class FunnelRow:
     domain: str
     suite: str
     counts: tuple[int | None, ...]  # in figures.GENERATION_STAGES order
+    outcomes: tuple[int | None, ...] = ()  # in figures.GENERATION_OUTCOMES order
 
     @property
     def final_share(self) -> float:
@@ -96,7 +97,13 @@ def funnel_row(manifest: SuiteManifest) -> FunnelRow | None:
     if figures.GENERATION_STAGES[0] not in manifest.stage_counts:
         return None
     suite = manifest.name if manifest.version == 0 else f"{manifest.name} v{manifest.version}"
-    return FunnelRow(manifest.domain, suite, tuple(manifest.stage_counts.get(s) for s in figures.GENERATION_STAGES))
+    counts = manifest.stage_counts
+    return FunnelRow(
+        manifest.domain,
+        suite,
+        tuple(counts.get(stage) for stage in figures.GENERATION_STAGES),
+        tuple(counts.get(outcome) for outcome in figures.GENERATION_OUTCOMES),
+    )
 
 
 def _run_suite_arguments(store: RolloutStore, runs: list[str]) -> list[tuple[str, str]]:
@@ -241,8 +248,9 @@ def _tables(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
         tables.append((
             "Validation funnel (generated cases kept by each validation stage)",
             ["domain", "suite", *(figures.STAGE_LABELS[s] for s in figures.GENERATION_STAGES),
-             "final / generated (%)"],
-            [[row.domain, row.suite, *("n/a" if n is None else str(n) for n in row.counts), _pct(row.final_share)]
+             "final / generated (%)", *figures.GENERATION_OUTCOMES.values()],
+            [[row.domain, row.suite, *("n/a" if n is None else str(n) for n in row.counts), _pct(row.final_share),
+              *("n/a" if n is None else str(n) for n in row.outcomes)]
              for row in report.funnel],
         ))  # fmt: skip
     return tables

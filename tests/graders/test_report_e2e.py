@@ -260,12 +260,14 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 
 FUNNEL_TITLE = "Validation funnel (generated cases kept by each validation stage)"
 FUNNEL_HEADER = ["domain", "suite", "generated", "forward-validated", "backward-validated", "final",
-                 "final / generated (%)"]  # fmt: skip
+                 "final / generated (%)", "awaiting a human", "rejected", "replay failed"]  # fmt: skip
 
 
 def expected_funnel_row(counts: dict[str, int]) -> list[str]:
     stages = ("generated", "forward_validated", "backward_validated", "final")
-    return ["operations", "generated", *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"])]
+    outcomes = ("awaiting_human", "rejected", "replay_failed")
+    return ["operations", "generated", *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
+            *(str(counts[o]) if o in counts else "n/a" for o in outcomes)]  # fmt: skip
 
 
 def assert_funnel(out: Path, counts: dict[str, int]) -> None:
@@ -280,6 +282,7 @@ def assert_funnel(out: Path, counts: dict[str, int]) -> None:
 @pytest.mark.parametrize("given", ["folder", "manifest"])
 def test_funnel_of_a_suite_given_with_suite_option(given: str, scripted_db: Path, tmp_path: Path) -> None:
     counts = {"generated": 40, "forward_validated": 22, "backward_validated": 25, "final": 19}
+    counts |= {"awaiting_human": 4, "rejected": 16, "replay_failed": 1}  # what the generator's export records
     folder = generated_suite(tmp_path / "generated", counts)
     argument = folder if given == "folder" else folder / "manifest.json"
     out = tmp_path / "report"
