@@ -5,9 +5,10 @@ as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:
 
 When a suite's ``manifest.json`` holds generation records (``stage_counts`` with ``generated``,
 ``forward_validated``, ``backward_validated`` and ``final``, and where the others went: ``awaiting_human``,
-``rejected``, ``replay_failed``), the report adds a validation funnel per domain and suite. The suites are those the runs name in their stored config (the ``--suite`` the run was given) and those
-passed with ``--suite`` (a suite folder, a ``manifest.json`` or a suite name); a run's suite that can no longer
-be found is left out with a note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
+``rejected``, ``replay_failed``), the report adds a validation funnel per domain and suite. The suites are those
+the runs name in their stored config (the ``--suite`` the run was given) and those passed with ``--suite`` (a
+suite folder, a ``manifest.json`` or a suite name); a run's suite that can no longer be found is left out with a
+note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
 """
 
 from __future__ import annotations
