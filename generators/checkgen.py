@@ -37,7 +37,7 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
             continue
         entries.append(CaseCheck(id=draft.id, check=check))
     if problems:
-        raise RepairNeeded("\n".join(f"- {p}" for p in problems))
+        raise RepairNeeded.listing(problems)
     return entries
 
 

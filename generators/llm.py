@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,6 +50,11 @@ class GenerationError(MantraError, RuntimeError):
 
 class RepairNeeded(MantraError, ValueError):
     """Raised by an output check: the message (with spans) goes back to the model in the repair loop."""
+
+    @classmethod
+    def listing(cls, problems: Sequence[str]) -> RepairNeeded:
+        """The problems of one answer, one ``- problem`` line each."""
+        return cls("\n".join(f"- {problem}" for problem in problems))
 
 
 @dataclass

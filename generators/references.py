@@ -46,7 +46,7 @@ async def _node_references(client: LLMClient, graph: DocumentGraph, node_id: str
             elif ref.target in related:
                 problems.append(f"{ref.target} is this node's parent or child; hierarchy is already known")
         if problems:
-            raise RepairNeeded("\n".join(f"- {p}" for p in problems))
+            raise RepairNeeded.listing(problems)
         return answer
 
     extra: dict[str, str] = {}

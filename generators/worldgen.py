@@ -35,11 +35,16 @@ def _check_schema(answer: WorldModelSchema, tools: Sequence[ToolSpec]) -> WorldM
     except DslError as error:
         raise RepairNeeded(str(error)) from None
     if model.transitions:
-        raise RepairNeeded("- the first pass declares variables and constants only; leave transitions out")
-    unknown = sorted(set(answer.initial) - {v.name for v in model.vars})
-    if unknown:
-        raise RepairNeeded(f"- initial names {', '.join(unknown)}, which are not declared variables")
+        raise RepairNeeded.listing(["the first pass declares variables and constants only; leave transitions out"])
+    problems = _undeclared(answer.initial, model)
+    if problems:
+        raise RepairNeeded.listing(problems)
     return answer
+
+
+def _undeclared(initial: Mapping[str, JsonValue], model: WorldModel) -> list[str]:
+    unknown = sorted(set(initial) - {v.name for v in model.vars})
+    return [f"initial names {', '.join(unknown)}, which are not declared variables"] if unknown else []
 
 
 def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_ids: Sequence[str]) -> WorldModelAnswer:
@@ -50,23 +55,21 @@ def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_id
         raise RepairNeeded(str(error)) from None
     problems = []
     if model.goal:
-        problems.append("- write goals under `goals` per scenario, not as (goal ...) in the model")
-    unknown = sorted(set(answer.initial) - {v.name for v in model.vars})
-    if unknown:
-        problems.append(f"- initial names {', '.join(unknown)}, which are not declared variables")
+        problems.append("write goals under `goals` per scenario, not as (goal ...) in the model")
+    problems += _undeclared(answer.initial, model)
     missing = [sid for sid in scenario_ids if not answer.goals.get(sid)]
     if missing:
-        problems.append(f"- no goal for scenario(s) {', '.join(missing)}")
+        problems.append(f"no goal for scenario(s) {', '.join(missing)}")
     for sid, goal in answer.goals.items():
         if sid not in scenario_ids:
-            problems.append(f"- goals names {sid!r}, which is not a scenario; scenarios: {', '.join(scenario_ids)}")
+            problems.append(f"goals names {sid!r}, which is not a scenario; scenarios: {', '.join(scenario_ids)}")
             continue
         try:
             check_model(with_goal(model, goal), tools)
         except DslError as error:
-            problems.append(f"- goal of {sid}: {error}")
+            problems.append(f"goal of {sid}: {error}")
     if problems:
-        raise RepairNeeded("\n".join(problems))
+        raise RepairNeeded.listing(problems)
     return answer.model_copy(update={"model": format_model(model)})
 
 
