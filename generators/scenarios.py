@@ -10,8 +10,7 @@ from generators import prompts
 from generators.artifacts import Scenario, ScenarioBatch
 from generators.llm import LLMClient, RepairNeeded
 from mantra_env.domains import Domain, DomainError
-from mantra_env.errors import did_you_mean
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, call_problem
 
 DATABASE_EXCERPT_CHARS = 3_000  # fits an 8k-context local model beside the excerpt, the tools and the schema
 
@@ -45,22 +44,15 @@ async def generate_scenarios(
             except DomainError as error:
                 problems.append(f"scenario {number}: database_patch: {error}")
             for tool, arguments in draft.argument_bindings.items():
-                spec = specs.get(tool)
-                if spec is None:
-                    hint = did_you_mean(tool, specs) or "use a tool from the list"
-                    problems.append(f"scenario {number}: argument_bindings names {tool!r}, not a tool; {hint}")
-                    continue
-                for name in arguments:
-                    if name not in spec.properties:
-                        known = ", ".join(spec.properties)
-                        problems.append(f"scenario {number}: {tool} has no parameter {name!r}; parameters: {known}")
+                if problem := call_problem(tool, arguments, specs):
+                    problems.append(f"scenario {number}: argument_bindings {problem}")
             overlap = sorted(set(draft.external) & set(draft.internal))
             if overlap:
                 problems.append(f"scenario {number}: {', '.join(overlap)} is both external and internal")
         if len(batch.scenarios) < count:
             problems.append(f"{len(batch.scenarios)} scenarios given; write {count}")
         if problems:
-            raise RepairNeeded("\n".join(f"- {p}" for p in problems))
+            raise RepairNeeded.listing(problems)
         return batch
 
     messages = prompts.scenarios(excerpt, tools, count, database_excerpt(domain), bindings, existing)

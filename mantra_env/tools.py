@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from mantra_env.errors import did_you_mean
 from mantra_env.trace import ToolKind
 
 _NO_PARAMETERS: dict[str, JsonValue] = {
@@ -59,7 +60,8 @@ def call_problem(tool: str, arguments: Iterable[str], specs: Mapping[str, ToolSp
     """Why a call of ``tool`` with these argument names cannot be made with ``specs`` (None if it can)."""
     spec = specs.get(tool)
     if spec is None:
-        return f"calls {tool}, which is not a tool"
+        hint = did_you_mean(tool, specs)
+        return f"calls {tool}, which is not a tool{'; ' + hint if hint else ''}"
     unknown = sorted(set(arguments) - set(spec.properties))
     if unknown:
         return (

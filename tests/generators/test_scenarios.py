@@ -1,0 +1,74 @@
+"""Scenario generation's answer check: every problem of a batch goes back to the model at once, and a usable
+batch becomes scenarios with their ids."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from generators.artifacts import ScenarioBatch
+from generators.llm import RepairNeeded
+from generators.scenarios import generate_scenarios
+from mantra_env.domains import load_domain
+
+DOMAIN = load_domain("operations")
+TOOLS = DOMAIN.tool_specs()
+
+
+class OneAnswer:
+    """A client whose model answers ``batch``; the stage's check decides, as in the repair loop."""
+
+    def __init__(self, batch: dict[str, Any]) -> None:
+        self.batch = ScenarioBatch.model_validate(batch)
+
+    async def generate(
+        self, stage: str, subject: str, messages: Any, output: type[Any], check: Callable[[Any], Any]
+    ) -> Any:
+        assert stage == "scenario_generation" and output is ScenarioBatch
+        return check(self.batch)
+
+
+def generate(batch: dict[str, Any], count: int) -> Any:
+    return asyncio.run(generate_scenarios(OneAnswer(batch), "s001", "excerpt", TOOLS, DOMAIN, count))  # type: ignore[arg-type]
+
+
+def draft(**fields: Any) -> dict[str, Any]:
+    return {"prompt": "Maya needs a monitor.", **fields}
+
+
+def test_every_problem_of_a_batch_is_listed() -> None:
+    batch = {
+        "scenarios": [
+            draft(argument_bindings={"check_inventroy": {"item_name": "Dell"}}),
+            draft(argument_bindings={"check_inventory": {"sku": "HWM2741"}}),
+            draft(database_patch=[{"op": "set", "path": "items.NOPE.stock", "value": 1}]),
+            draft(external={"stock": 0}, internal={"stock": 1}),
+        ]
+    }
+    with pytest.raises(RepairNeeded) as raised:
+        generate(batch, count=5)
+    lines = str(raised.value).splitlines()
+    assert lines[0] == (
+        "- scenario 1: argument_bindings calls check_inventroy, which is not a tool; did you mean 'check_inventory'?"
+    )
+    assert lines[1].startswith("- scenario 2: argument_bindings pins sku, which check_inventory does not take")
+    assert lines[2].startswith("- scenario 3: database_patch: ") and "items.NOPE" in lines[2]
+    assert lines[3] == "- scenario 4: stock is both external and internal"
+    assert lines[4] == "- 4 scenarios given; write 5"
+    assert len(lines) == 5
+
+
+def test_a_usable_batch_becomes_numbered_scenarios() -> None:
+    batch = {
+        "scenarios": [
+            draft(argument_bindings={"check_inventory": {"item_name": "Dell UltraSharp U2723QE"}}),
+            draft(database_patch=[{"op": "set", "path": "items.HWM2741.stock", "value": 0}], external={"stock": 0}),
+            draft(),
+        ]
+    }
+    made = generate(batch, count=2)
+    assert [s.id for s in made] == ["s001-1", "s001-2"] and {s.sample_id for s in made} == {"s001"}
+    assert made[1].draft.database_patch[0].path == "items.HWM2741.stock"
