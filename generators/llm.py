@@ -37,6 +37,7 @@ from agents.local_server import unescape_html
 from agents.models import ModelConfig, ModelConfigError, resolve_model
 from generators.config import GenerationConfig, StageModel, StructuredOutput
 from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
+from generators.rundir import write_text
 from mantra_env.errors import MantraError
 
 T = TypeVar("T", bound=BaseModel)
@@ -278,23 +279,24 @@ class LLMClient:
 
     # --- cache -----------------------------------------------------------------------------------------------
 
-    def _cache_read(self, digest: str) -> str | None:
+    def _cache_path(self, digest: str) -> Path | None:
         if self.cache_dir is None or not self.config.llm.cache.enabled:
             return None
-        path = self.cache_dir / digest[:2] / f"{digest}.json"
+        return self.cache_dir / digest[:2] / f"{digest}.json"
+
+    def _cache_read(self, digest: str) -> str | None:
+        path = self._cache_path(digest)
+        if path is None:
+            return None
         try:
             return str(json.loads(path.read_text(encoding="utf-8"))["response"])
         except (OSError, ValueError, KeyError):
             return None
 
     def _cache_write(self, digest: str, request: dict[str, Any], key: str, text: str) -> None:
-        if self.cache_dir is None or not self.config.llm.cache.enabled:
-            return
-        path = self.cache_dir / digest[:2] / f"{digest}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(json.dumps({"key": key, "request": request, "response": text}, default=str), "utf-8")
-        scratch.replace(path)  # atomic: a killed run leaves no half-written entry
+        path = self._cache_path(digest)
+        if path is not None:  # written atomically: a killed run leaves no half-written entry
+            write_text(path, json.dumps({"key": key, "request": request, "response": text}, default=str))
 
 
 _REPAIR = (

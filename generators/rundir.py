@@ -39,6 +39,7 @@ class RunDirError(MantraError, ValueError):
 
 
 def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file renamed into place), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(path.name + ".tmp")
     scratch.write_text(text, encoding="utf-8")
