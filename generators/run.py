@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
-from generators.rundir import STAGE_ORDER
+from generators.rundir import STAGE_ORDER, RunDir
 from mantra_env.cli import run_command
 from mantra_env.errors import MantraError
 
@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (paths are relative)
         shutil.copyfile(config_path, run_dir / "config.yaml")
-        (run_dir / "run.json").write_text(json.dumps({"config_path": str(config_path.resolve())}) + "\n")
+        RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
     _logging(config, run_dir)
     print(f"run directory: {run_dir}", file=sys.stderr)
     result = run_pipeline(
