@@ -21,16 +21,17 @@ MAX_READS = 3
 async def find_references(client: LLMClient, graph: DocumentGraph, parallel: int = 3) -> DocumentGraph:
     """The graph with the reference edges the LLM finds for every node."""
     limit = asyncio.Semaphore(parallel)
+    toc = graph.toc()
 
     async def one(node_id: str) -> list[Edge]:
         async with limit:
-            return await _node_references(client, graph, node_id)
+            return await _node_references(client, graph, toc, node_id)
 
     found = await asyncio.gather(*(one(node.id) for node in graph.nodes))
     return graph.with_references([edge for edges in found for edge in edges])
 
 
-async def _node_references(client: LLMClient, graph: DocumentGraph, node_id: str) -> list[Edge]:
+async def _node_references(client: LLMClient, graph: DocumentGraph, toc: str, node_id: str) -> list[Edge]:
     node = graph.node(node_id)
     related = {node.parent, *node.children} - {None}
     known = [n.id for n in graph.nodes]
@@ -53,7 +54,7 @@ async def _node_references(client: LLMClient, graph: DocumentGraph, node_id: str
     answer = await client.generate(
         "document_extraction",
         node_id,
-        prompts.references(node_id, node.text, graph.toc(), extra),
+        prompts.references(node_id, node.text, toc, extra),
         ReferenceAnswer,
         check,
     )
@@ -64,7 +65,7 @@ async def _node_references(client: LLMClient, graph: DocumentGraph, node_id: str
         answer = await client.generate(
             "document_extraction",
             f"{node_id}/read{reads}",
-            prompts.references(node_id, node.text, graph.toc(), extra),
+            prompts.references(node_id, node.text, toc, extra),
             ReferenceAnswer,
             check,
         )
