@@ -70,14 +70,20 @@ class ModelsFile:
     roles: dict[str, str]
 
 
+def _check_role(role: str, source: str = "", given_as: str = "") -> None:
+    if role not in ROLES:
+        where = f"{source}: " if source else ""
+        within = f" in {given_as!r}" if given_as else ""
+        hint = did_you_mean(role, ROLES)
+        raise ModelConfigError(f"{where}unknown role {role!r}{within}; {hint or 'roles: ' + ', '.join(ROLES)}")
+
+
 def _read_roles(data: dict[str, Any], source: str) -> dict[str, str]:
     roles = data.get("roles") or {}
     if not isinstance(roles, dict):
         raise ModelConfigError(f"{source}: 'roles' must map a role ({', '.join(ROLES)}) to a model alias")
     for role in roles:
-        if role not in ROLES:
-            hint = did_you_mean(str(role), ROLES)
-            raise ModelConfigError(f"{source}: unknown role {role!r}; {hint or 'roles: ' + ', '.join(ROLES)}")
+        _check_role(str(role), source=source)
     return {str(role): str(alias) for role, alias in roles.items()}
 
 
@@ -142,9 +148,7 @@ def resolve_model(name: str | None, env: Mapping[str, str] | None = None) -> Mod
     key = name or loaded.roles.get("agent", default)
     if key.startswith("role:"):
         role = key.removeprefix("role:")
-        if role not in ROLES:
-            hint = did_you_mean(role, ROLES)
-            raise ModelConfigError(f"unknown role {role!r} in {key!r}; {hint or 'roles: ' + ', '.join(ROLES)}")
+        _check_role(role, given_as=key)
         key = loaded.roles.get(role, default)
     if key in models:
         return models[key]
