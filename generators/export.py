@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from agents.base import play
 from agents.scripted import OracleError, OraclePolicy
-from generators.artifacts import SampleValidation, Scenario
+from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
 from generators.worldgen import case_internal, with_goal
 from mantra_env.case import Case, Provenance, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
@@ -31,14 +31,14 @@ def build_case(
     suite_name: str,
     domain: str,
     scenario: Scenario,
+    outcome: ScenarioOutcome,
     validation: SampleValidation,
     chunk_ids: Sequence[str],
     relevant_tools: Sequence[str],
     bound: int,
     provenance: Provenance,
 ) -> Case:
-    """The case of one validated scenario."""
-    outcome = next(o for o in validation.outcomes if o.scenario_id == scenario.id)
+    """The case of one validated scenario (``outcome``: its outcome in ``validation``)."""
     draft = scenario.draft
     model = with_goal(parse_model(validation.model), validation.goals.get(scenario.id, []))
     return Case(

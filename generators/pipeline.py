@@ -309,6 +309,7 @@ class Pipeline:
                             self.config.export.suite_name,
                             self.domain.name,
                             scenario,
+                            outcome,
                             validation,
                             sample.node_ids,
                             relevance[sample.id].tools,
