@@ -67,6 +67,10 @@ def _pct(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{100 * value:.1f}"
 
 
+def _count(value: int | None) -> str:
+    return "n/a" if value is None else str(value)
+
+
 def _ci(estimate: Estimate) -> str:
     if math.isnan(estimate.value):
         return "n/a"
@@ -250,8 +254,7 @@ def _tables(report: Report) -> list[tuple[str, list[str], list[list[str]]]]:
             "Validation funnel (generated cases kept by each validation stage)",
             ["domain", "suite", *(figures.STAGE_LABELS[s] for s in figures.GENERATION_STAGES),
              "final / generated (%)", *figures.GENERATION_OUTCOMES.values()],
-            [[row.domain, row.suite, *("n/a" if n is None else str(n) for n in row.counts), _pct(row.final_share),
-              *("n/a" if n is None else str(n) for n in row.outcomes)]
+            [[row.domain, row.suite, *map(_count, row.counts), _pct(row.final_share), *map(_count, row.outcomes)]
              for row in report.funnel],
         ))  # fmt: skip
     return tables
