@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mantra_env.errors import MantraError, did_you_mean
+from mantra_env.errors import MantraError, did_you_mean, error_path
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -103,7 +103,7 @@ def _read_file(
         try:
             models[str(alias)] = ModelConfig(alias=str(alias), **settings)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in exc.errors())
             raise ModelConfigError(f"{source}: models.{alias}: {problems}") from None
     default = data.get("default")
     return (str(default) if default else None), models, _read_roles(data, source)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agents.models import expand_env
 from generators.sampling import SamplingSettings
-from mantra_env.errors import MantraError, did_you_mean
+from mantra_env.errors import MantraError, did_you_mean, error_path
 
 STAGES = (
     "document_extraction",
@@ -228,7 +228,7 @@ def parse_config(
     except ValidationError as error:
         problems = []
         for item in error.errors()[:10]:
-            where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+            where = error_path(item["loc"], "(top level)")
             message = item["msg"].removeprefix("Value error, ")
             if item["type"] == "extra_forbidden":
                 known = _known_keys(item["loc"][:-1])

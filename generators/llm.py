@@ -38,7 +38,7 @@ from agents.models import ModelConfig, ModelConfigError, resolve_model
 from generators.config import GenerationConfig, StageModel, StructuredOutput
 from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
 from generators.rundir import write_text
-from mantra_env.errors import MantraError
+from mantra_env.errors import MantraError, error_path
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger("mantra.generators.llm")
@@ -331,9 +331,7 @@ def extract_json(text: str) -> str:
 
 def _problem(error: Exception) -> str:
     if isinstance(error, ValidationError):
-        return "\n".join(
-            f"- {'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}" for item in error.errors()[:10]
-        )
+        return "\n".join(f"- {error_path(item['loc'], '(root)')}: {item['msg']}" for item in error.errors()[:10])
     return str(error)
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
 from mantra_env.checks import tools_mentioned
 from mantra_env.domains import load_domain
-from mantra_env.errors import MantraError
+from mantra_env.errors import MantraError, error_path
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 
@@ -79,7 +79,7 @@ def load_source(path: Path) -> SuiteSource:
     try:
         return SuiteSource.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+        problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in error.errors())
         raise AuthoringError(f"{path}: {problems}") from None
 
 

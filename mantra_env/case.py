@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from mantra_env.checks import Check, check_from_json, format_check
-from mantra_env.errors import CaseFileError
+from mantra_env.errors import CaseFileError, error_path
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -171,8 +171,7 @@ class Suite(BaseModel):
 
 def _describe(exc: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg'].removeprefix('Value error, ')}"
-        for err in exc.errors()
+        f"{error_path(err['loc'], '(top level)')}: {err['msg'].removeprefix('Value error, ')}" for err in exc.errors()
     )
 
 

@@ -19,6 +19,12 @@ def did_you_mean(name: str, options: Iterable[str], *, quote: bool = True) -> st
     return f"did you mean {close[0]!r}?" if quote else f"did you mean {close[0]}?"
 
 
+def error_path(loc: Iterable[object], whole: str = "") -> str:
+    """Where a pydantic validation error is: its ``loc`` as a dotted path, or ``whole`` if it is about the whole
+    value (an empty ``loc``)."""
+    return ".".join(str(part) for part in loc) or whole
+
+
 class MantraError(Exception):
     """Root of every error mantra-env raises on purpose."""
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from mantra_env.errors import MantraError
+from mantra_env.errors import MantraError, error_path
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolError, ToolKind
 
@@ -180,9 +180,7 @@ class Toolkit:
         try:
             parsed = definition.arguments.model_validate(dict(arguments))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
-            )
+            problems = "; ".join(f"{error_path(err['loc'], 'arguments')}: {err['msg']}" for err in exc.errors())
             return None, ToolError(code="invalid_arguments", message=f"{name}: {problems}")
         try:
             result = getattr(self, definition.method_name)(**dict(parsed))

@@ -33,7 +33,7 @@ from mantra_env.checks.semantics import (
     values_equal,
 )
 from mantra_env.checks.text import format_check, parse_check
-from mantra_env.errors import CheckValueError
+from mantra_env.errors import CheckValueError, error_path
 
 CHECK_ADAPTER: TypeAdapter[Check] = TypeAdapter(Check)
 
@@ -55,7 +55,7 @@ def check_from_json(data: Any) -> Check:
     try:
         return CHECK_ADAPTER.validate_python(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'check'}: {err['msg']}" for err in exc.errors())
+        problems = "; ".join(f"{error_path(err['loc'], 'check')}: {err['msg']}" for err in exc.errors())
         raise CheckValueError(f"invalid check JSON: {problems}") from None
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.case import Suite, load_suite
-from mantra_env.errors import MantraError, did_you_mean
+from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.toolkit import Toolkit
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolKind
@@ -81,7 +81,7 @@ class Domain:
                 apply_patch_operation(data, operation, where=f"database_patch[{position}]")
             return self.database_model.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
             raise DomainError(f"{self.name}: the patched database is invalid: {problems}") from None
 
 

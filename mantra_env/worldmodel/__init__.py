@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mantra_env.errors import error_path
 from mantra_env.worldmodel.ast import (
     ArrayType,
     ConstDecl,
@@ -58,8 +59,7 @@ def model_from_json(data: Any, origin: str = "world model JSON") -> WorldModel:
         return MODEL_ADAPTER.validate_python(data)
     except ValidationError as error:
         problems = [
-            Diagnostic("bad_json", f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}")
-            for e in error.errors()[:20]
+            Diagnostic("bad_json", f"{error_path(e['loc'], '(root)')}: {e['msg']}") for e in error.errors()[:20]
         ]
         raise DslSyntaxError(problems, None, origin) from None
 
