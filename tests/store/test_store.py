@@ -57,7 +57,19 @@ def test_exact_columns_are_pinned() -> None:
             for table in ("runs", "episodes", "steps", "check_verdicts")
         }
     assert columns == {
-        "runs": ["run_id", "name", "suite", "suite_version", "model", "agent", "code_version", "config", "created_at"],
+        "runs": [
+            "run_id",
+            "name",
+            "suite",
+            "suite_version",
+            "model",
+            "agent",
+            "code_version",
+            "config",
+            "created_at",
+            "suite_hash",
+            "settings",
+        ],
         "episodes": [
             "run_id",
             "case_id",
@@ -219,7 +231,7 @@ def test_resuming_a_run_with_other_settings_is_refused() -> None:
     with RolloutStore(":memory:") as store:
         store.start_run(_run())
         store.start_run(_run())  # same settings: resume
-        with pytest.raises(StoreError, match="already exists with suite='operations', model='scripted'"):
+        with pytest.raises(StoreError, match="model: 'scripted' -> 'other'"):
             store.start_run(RunRecord(run_id="r1", suite="operations", model="other", agent="oracle"))
 
 
