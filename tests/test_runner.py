@@ -19,7 +19,7 @@ from agents.scripted import NoopPolicy, OraclePolicy
 from graders.analysis import summarize_run
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
-from mantra_env.runner import RunnerError, RunSettings, run_suite, select_cases
+from mantra_env.runner import MAX_EPISODES, RunnerError, RunSettings, plan, run_suite, select_cases
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import RunRecord
 
@@ -175,3 +175,17 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_duplicating(tmp_path: Pa
         assert resumed.query(keys) == reference.query(keys)
         assert resumed.query("SELECT count(*) FROM episodes") == [(28,)]
         assert summarize_run(resumed, "r", k=2) == summarize_run(reference, "r", k=2)
+
+
+def test_d6_plan_refuses_before_the_run_is_started(tmp_path: Path) -> None:
+    """Every refusal comes before ``start_run``: no run row is left behind."""
+    with pytest.raises(RunnerError, match="more than one run can hold"):
+        plan(SUITE, DOMAIN, RunSettings(attempts=MAX_EPISODES))
+    bad_patch = SUITE.model_copy(
+        update={"cases": [SUITE.cases[0].model_copy(update={"database_patch": [{"op": "remove", "path": "nope"}]})]}
+    )
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        record = RunRecord(run_id="r", suite="s", model="m", agent="a")
+        with pytest.raises(RunnerError, match=f"case '{SUITE.cases[0].id}' of suite .*cannot remove 'nope'"):
+            asyncio.run(run_suite(store, record, bad_patch, DOMAIN, lambda: None, RunSettings()))  # type: ignore[arg-type,return-value]
+        assert store.query("SELECT count(*) FROM runs") == [(0,)]

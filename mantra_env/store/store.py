@@ -160,9 +160,12 @@ class RolloutStore:
                 self.conn.execute(sql)
                 self.conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [version])
                 self.conn.execute("COMMIT")
-            except duckdb.Error:
+            except duckdb.Error as error:
                 self.conn.execute("ROLLBACK")
-                raise
+                raise StoreError(
+                    f"cannot migrate rollout database {self.path} to schema version {version} (it was left at "
+                    f"version {version - 1}): {error}"
+                ) from None
         self.conn.execute(VIEWS)
 
     @property
