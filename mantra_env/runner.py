@@ -30,8 +30,9 @@ from mantra_env.store.writer import EpisodeSink, episode_sink
 from mantra_env.trace import Trace
 
 MAX_EPISODES = 200_000
-"""Most episodes one run may schedule: the runner holds a task per episode (~2 kB each; measured in
-benchmarks/runner.py), so a run beyond this would take a machine's memory before its first episode."""
+"""Most episodes one run may schedule: the runner creates a task per episode up front (a waiting task is ~1.5 kB,
+measured with tracemalloc: ~300 MB at this bound), so a much larger run would take the machine's memory before its
+first episode (a billion attempts did: D6). Split larger runs with ``--cases``."""
 
 
 class RunnerError(MantraError, ValueError):
