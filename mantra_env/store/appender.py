@@ -71,6 +71,11 @@ def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
                 hint = "; is another run writing to it? wait for it to end or use another --db" if locked else ""
                 raise OpenError(f"cannot open rollout database {path}: {exc}{hint}") from None
             time.sleep(0.05)
+        except duckdb.PermissionException:  # DuckDB wanted an extension to read it: a SQLite file, typically
+            raise OpenError(
+                f"cannot open rollout database {path}: it is not a DuckDB database (DuckDB would need an extension "
+                "to read it, e.g. for SQLite); use a DuckDB file made by mantra-env or a new --db"
+            ) from None
         except duckdb.Error as exc:
             raise OpenError(f"cannot open rollout database {path}: {exc}") from None
     if not read_only:

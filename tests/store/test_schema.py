@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import duckdb
@@ -124,3 +125,16 @@ def test_d16_connections_cannot_read_local_files_or_load_extensions(tmp_path: Pa
     finally:
         conn.close()
     assert settings == (False, False, False)
+
+
+def test_d16_a_sqlite_file_is_refused_without_loading_an_extension(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "x.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE runs (a)")
+        conn.commit()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"it is not a DuckDB database .* e\.g\. for SQLite"):
+        RolloutStore(path)
+    assert path.read_bytes() == before
