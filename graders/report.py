@@ -30,7 +30,7 @@ from graders import figures
 from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
 from mantra_env.case import SuiteManifest
-from mantra_env.cli import run_command
+from mantra_env.cli import examples, program_name, run_command
 from mantra_env.domains import domain_names, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -344,8 +344,15 @@ def write_report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.report", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog=program_name("graders.report"),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=examples(
+            "                                   # every run in results/mantra.duckdb -> results/report/",
+            "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",
+        ),
+    )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
     parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")
