@@ -21,7 +21,7 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER, RunDir
-from mantra_env.cli import examples, program_name, run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 
 
@@ -39,15 +39,12 @@ def _logging(config: GenerationConfig, run_dir: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=program_name("generators.run"),
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=examples(
-            "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
-            "--resume runs/operations-20261123T101500                  # continue it",
-            "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
-        ),
+    parser = command_parser(
+        "generators.run",
+        __doc__.split("\n\n")[1],
+        "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
+        "--resume runs/operations-20261123T101500                  # continue it",
+        "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
     )
     parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")

@@ -13,7 +13,6 @@ note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import json
@@ -30,7 +29,7 @@ from graders import figures
 from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
 from mantra_env.case import SuiteManifest
-from mantra_env.cli import examples, program_name, run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -344,14 +343,11 @@ def write_report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=program_name("graders.report"),
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=examples(
-            "                                   # every run in results/mantra.duckdb -> results/report/",
-            "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",
-        ),
+    parser = command_parser(
+        "graders.report",
+        __doc__,
+        "                                   # every run in results/mantra.duckdb -> results/report/",
+        "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",
     )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from mantra_env.case import load_suite
-from mantra_env.cli import examples, program_name, run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.registration import env_id, shipped_suites
 
 
@@ -49,14 +48,11 @@ def render(suites: Sequence[ShippedSuite]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=program_name("mantra_cli.suites"),
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=examples(
-            "                        # a table",
-            "--json                  # one JSON object per suite (domain, suite, cases, env_id, folder)",
-        ),
+    parser = command_parser(
+        "mantra_cli.suites",
+        __doc__,
+        "                        # a table",
+        "--json                  # one JSON object per suite (domain, suite, cases, env_id, folder)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     args = parser.parse_args(argv)

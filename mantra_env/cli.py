@@ -6,6 +6,7 @@ the store is closed), with exit code 128 + the signal's number."""
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 import threading
@@ -27,10 +28,16 @@ def program_name(module: str) -> str:
     return _INVOKED_AS.get() or f"python -m {module}"
 
 
-def examples(*lines: str) -> str:
-    """An argparse epilog (use ``RawDescriptionHelpFormatter``) listing example invocations: each line is what
-    follows the program's name (``%(prog)s``, so that it reads right under ``mantra`` and ``python -m``)."""
-    return "examples:\n" + "\n".join(f"  %(prog)s {line}".rstrip() for line in lines)
+def command_parser(module: str, description: str | None, *examples: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m <module>`` (and of its ``mantra`` verb): named by :func:`program_name`, the
+    description as written, and ``examples`` listed after the options, each what follows the program's name."""
+    epilog = "examples:\n" + "\n".join(f"  %(prog)s {line}".rstrip() for line in examples) if examples else None
+    return argparse.ArgumentParser(
+        prog=program_name(module),
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 @contextmanager

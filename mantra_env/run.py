@@ -31,7 +31,7 @@ from typing import Any
 
 from graders import grade
 from mantra_env.checks import parse_check
-from mantra_env.cli import program_name, run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.trace import Trace
 
@@ -59,9 +59,7 @@ def run_example() -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(
-        prog=program_name("mantra_env.run"), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    cli = command_parser("mantra_env.run", __doc__)
     cli.add_argument("--suite", default=os.environ.get("MANTRA_SUITE", "operations"), help="suite name or folder")
     cli.add_argument(
         "--model",

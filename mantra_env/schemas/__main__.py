@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from mantra_env.cli import examples, program_name
+from mantra_env.cli import command_parser
 from mantra_env.schemas import export_schemas, schema_path, stale_schemas
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog=program_name("mantra_env.schemas"),
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=examples("          # write mantra_env/schemas/*.json", "--check  # fail if one is missing or stale"),
+    parser = command_parser(
+        "mantra_env.schemas",
+        __doc__,
+        "          # write mantra_env/schemas/*.json",
+        "--check  # fail if one is missing or stale",
     )
     parser.add_argument("--check", action="store_true", help="fail if a schema file is missing or out of date")
     args = parser.parse_args(argv)
