@@ -21,7 +21,7 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER, RunDir
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 
 
@@ -39,7 +39,13 @@ def _logging(config: GenerationConfig, run_dir: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generators.run", description=__doc__.split("\n\n")[1])
+    parser = command_parser(
+        "generators.run",
+        __doc__.split("\n\n")[1],
+        "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
+        "--resume runs/operations-20261123T101500                  # continue it",
+        "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
+    )
     parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
     parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")

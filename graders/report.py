@@ -13,7 +13,6 @@ note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import json
@@ -30,7 +29,7 @@ from graders import figures
 from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
 from mantra_env.case import SuiteManifest
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -363,8 +362,12 @@ def _write_files(report: Report, out: Path) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.report", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = command_parser(
+        "graders.report",
+        __doc__,
+        "                                   # every run in results/mantra.duckdb -> results/report/",
+        "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",
+    )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
     parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")

@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graders import grade
 from mantra_env.checks import parse_check
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.trace import Trace
 
@@ -63,9 +64,7 @@ def run_example() -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(
-        prog="python -m mantra_env.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    cli = command_parser("mantra_env.run", __doc__)
     cli.add_argument("--suite", default=os.environ.get("MANTRA_SUITE", "operations"), help="suite name or folder")
     cli.add_argument(
         "--model",
@@ -141,7 +140,7 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
         from agents.local_server import start_server
 
         print("starting the bundled local model server (SmolLM2-135M, one thread)...", file=sys.stderr)
-        server = start_server()
+        server = start_server(log_dir=None if args.db == ":memory:" else Path(args.db).parent)  # log beside --db
         stack.append(server)
         api_base = server.api_base
     return config.alias, lambda: StrandsAgent(config, max_cycles=args.max_cycles, api_base=api_base)

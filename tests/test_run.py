@@ -299,3 +299,25 @@ def test_d17_an_empty_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["--model", "scripted:noop", "--suite", str(suite), "--db", str(db)]) == 2
     _one_line_error(capsys, "suite 'starter' has no cases: nothing to run")
     assert not db.exists()
+
+
+def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mantra_env.run import _agent_factory, parser
+
+    started: dict[str, object] = {}
+
+    class Server:
+        api_base = "http://127.0.0.1:9/v1"
+
+        def stop(self) -> None:
+            started["stopped"] = True
+
+    def start_server(**options: object) -> Server:
+        started.update(options)
+        return Server()
+
+    monkeypatch.setattr("agents.local_server.start_server", start_server)
+    args = parser().parse_args(["--model", "local", "--db", str(tmp_path / "runs" / "r.duckdb")])
+    stack: list[object] = []
+    _agent_factory(args.model, args, stack)
+    assert started["log_dir"] == tmp_path / "runs" and len(stack) == 1

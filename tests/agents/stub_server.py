@@ -1,12 +1,11 @@
 """A tiny OpenAI-compatible chat-completions server for tests: it answers with queued responses (tool calls,
-text, HTTP errors, delays) and records every request, so an agent can be driven through litellm's real HTTP
-path without a model."""
+text, HTTP errors, requests left hanging) and records every request, so an agent can be driven through
+litellm's real HTTP path without a model."""
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,12 +27,14 @@ def text(content: str) -> dict[str, Any]:
 
 
 class StubServer:
-    """Serves ``responses`` in order; each is a message dict, ``{"status": 429}`` or ``{"sleep": seconds}``."""
+    """Serves ``responses`` in order; each is a message dict, ``{"status": 429}`` or ``{"hang": True}`` (no answer
+    until the server shuts down: a client's time-out fires first however slow the machine is)."""
 
     def __init__(self, responses: list[dict[str, Any]]) -> None:
         self.responses = list(responses)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.closing = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,8 +46,8 @@ class StubServer:
                 with stub.lock:
                     stub.requests.append(body)
                     response = stub.responses.pop(0) if stub.responses else text("done")
-                if "sleep" in response:
-                    time.sleep(response["sleep"])
+                if response.get("hang"):
+                    stub.closing.wait()
                     response = text("late")
                 if "status" in response:
                     self.send_response(response["status"])
@@ -86,5 +87,6 @@ def serve(responses: list[dict[str, Any]]) -> Iterator[StubServer]:
     try:
         yield stub
     finally:
+        stub.closing.set()  # lets hanging requests go, so that their threads end
         stub.server.shutdown()
         stub.server.server_close()
