@@ -32,7 +32,7 @@ from pydantic import JsonValue
 from generators import prompts
 from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
 from generators.config import ValidationSettings
-from generators.llm import LLMClient
+from generators.llm import AnswerCheck, LLMClient
 from generators.scenarios import scenario_text
 from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
@@ -41,6 +41,20 @@ from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_model, parse_model
 from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
+
+
+class RepairCheck(AnswerCheck[Repair]):
+    """The judge stages: a repair that fits the schema. Its edits are applied afterwards: one that does not apply
+    is a new ``fix_repair`` request carrying the reason, not a repair of this answer."""
+
+    def output(self) -> type[Repair]:
+        return Repair
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema (a locus, a reason and typed edits); edits that do not apply to the "
+            "world model or checks come back as a fix_repair request with the reason"
+        )
 
 
 @dataclass
@@ -154,7 +168,7 @@ class _Loop:
     async def repair(self, stage: str, subject: str, messages: prompts.Messages, sid: str | None) -> Repair:
         """Ask a judge and apply its edits (retrying rejected edits through ``fix_repair``); returns the repair
         that was applied (or the last one proposed, with nothing applied)."""
-        repair = await self.client.generate(stage, subject, messages, Repair)
+        repair = await self.client.generate(stage, subject, messages, RepairCheck())
         for attempt in range(self.client.config.llm.retry.max_repair_attempts + 1):
             error = self._apply(stage if attempt == 0 else "fix_repair", sid, repair)
             if error is None:
@@ -162,7 +176,10 @@ class _Loop:
             if attempt == self.client.config.llm.retry.max_repair_attempts:
                 break
             repair = await self.client.generate(
-                "fix_repair", f"{subject}/fix{attempt + 1}", prompts.fix_edits(repair.model_dump_json(), error), Repair
+                "fix_repair",
+                f"{subject}/fix{attempt + 1}",
+                prompts.fix_edits(repair.model_dump_json(), error),
+                RepairCheck(),
             )
         return repair
 
