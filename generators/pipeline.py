@@ -497,6 +497,12 @@ def run_pipeline(
 
 
 def _wait_for_any(folders: Sequence[ExchangeDir], keys: Sequence[str], poll_s: float) -> None:
-    """Return once an answer to one of ``keys`` is in any of ``folders``."""
-    while not any(folder.answer_path(key).exists() for folder in folders for key in keys):
+    """Return once answers to ``keys`` have arrived in ``folders``: all of them, or some and none more for one
+    poll (so that answers written one after another are taken in one round, not one round each)."""
+    seen = 0
+    while True:
+        answered = sum(1 for key in keys if any(folder.answer_path(key).exists() for folder in folders))
+        if answered == len(keys) or 0 < answered == seen:
+            return
+        seen = answered
         time.sleep(poll_s)

@@ -198,7 +198,9 @@ def test_check_command_on_a_good_and_a_bad_answer(
     assert "no such request" in capsys.readouterr().err
 
 
-def test_a_missing_answer_is_pending_under_exchange_and_an_error_under_replay(tmp_path: Path) -> None:
+def test_a_missing_answer_is_pending_under_exchange_and_an_error_under_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config: GenerationConfig = load_config(FIXTURE / "config.yaml")
     messages = [{"role": "system", "content": "Pick tools."}, {"role": "user", "content": "manual"}]
     check = RelevanceCheck(names=["check_inventory", "create_purchase_order"])
@@ -214,6 +216,8 @@ def test_a_missing_answer_is_pending_under_exchange_and_an_error_under_replay(tm
     assert request["role"] == "relevance" and request["messages"][0]["content"].startswith("Pick tools.")
     assert request["schema"]["properties"]["tools"]["items"]["enum"] == ["check_inventory", "create_purchase_order"]
     assert "at least one tool" in request["answer_check"]
+    assert exchange_main(["pending", str(tmp_path / "x")]) == 0
+    assert capsys.readouterr().out == f"relevance\t{tmp_path / 'x' / 'tool_relevance' / 's9#0.request.json'}\n"
     (tmp_path / "x" / "tool_relevance" / "s9#0.answer.json").write_text('{"tools": ["check_inventory"]}')
     answer: Any = asyncio.run(client.generate("tool_relevance", "s9", messages, check))
     assert answer.tools == ["check_inventory"]
