@@ -47,7 +47,6 @@ from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_
 from generators.rundir import write_text
 from mantra_env.errors import MantraError, error_path
 
-T = TypeVar("T", bound=BaseModel)
 A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("mantra.generators.llm")
 KEY_FIELD = "mantra_request_key"
@@ -266,7 +265,8 @@ class LLMClient:
         stage = key.split("/", 1)[0]
         folder = self.exchange(stage)
         if folder is not None:
-            text = folder.ask(_exchange_request(key, stage, messages, output, spec))
+            final = key.endswith(f"#{self.config.llm.retry.max_repair_attempts}")
+            text = folder.ask(_exchange_request(key, stage, messages, output, spec, final))
             tokens_in = tokens_out = 0
             cost = 0.0
         else:
@@ -371,18 +371,27 @@ _REPAIR = (
 
 
 def _exchange_request(
-    key: str, stage: str, messages: list[dict[str, str]], output: type[BaseModel], spec: AnswerCheck[Any]
+    key: str,
+    stage: str,
+    messages: list[dict[str, str]],
+    output: type[BaseModel],
+    spec: AnswerCheck[Any],
+    final: bool,
 ) -> dict[str, Any]:
     """What an exchange request file holds (see :mod:`generators.exchange`)."""
     subject, attempt = key.split("/", 1)[1].rsplit("#", 1)
+    after = (
+        "This is the last attempt: a rejected answer fails the request."
+        if final
+        else f"A rejected answer comes back as request {stage}/{subject}#{int(attempt) + 1} with the problems."
+    )
     return {
         "key": key,
         "role": role_of(stage),
         "stage": stage,
         "subject": subject,
         "attempt": int(attempt),
-        "answer_check": f"The pipeline rejects an answer that is not {spec.statement()}. A rejected answer comes "
-        f"back as request {stage}/{subject}#{int(attempt) + 1} with the problems.",
+        "answer_check": f"The pipeline rejects an answer that is not {spec.statement()}. {after}",
         "messages": messages,
         "schema": output.model_json_schema(),
         "context": spec.model_dump(mode="json"),

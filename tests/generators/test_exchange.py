@@ -125,6 +125,7 @@ def test_a_rejected_answer_comes_back_as_the_next_attempt_with_its_problem(waves
     folder = ExchangeDir(waves.run_dir / "exchange")
     retry = folder.request("check_generation/s000-2#2")
     assert retry["role"] == "checks" and retry["attempt"] == 2
+    assert retry["answer_check"].endswith("This is the last attempt: a rejected answer fails the request.")
     *_, previous, complaint = retry["messages"]
     assert previous == {"role": "assistant", "content": "Here are the checks, fixed."}
     assert "the answer holds no JSON object" in complaint["content"]
