@@ -4,8 +4,9 @@ amount, a new variant must exist and be available) and refuse a violation with a
 the database unchanged. Rules of the manual that the data cannot show (identity verification, the customer's
 confirmation, one change per confirmation) are for the checks to grade, not for the tools to refuse.
 
-Records come from the copy-on-write tables by key (``self.db.orders[order_id]``) and are changed in place;
-searches read through :func:`~mantra_env.domains.overlay.scan` without copying.
+Write tools get records from the copy-on-write tables by key (``self.db.orders[order_id]``) and change them in
+place; read tools and searches read through :mod:`~mantra_env.domains.overlay`'s ``peek``, ``find`` and ``scan``
+without copying.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from mantra_env.domains.overlay import peek, scan
+from pydantic import BaseModel
+
+from mantra_env.domains.overlay import find, peek, scan
 from mantra_env.domains.retail.database import (
     Address,
     CancelReason,
@@ -23,7 +26,6 @@ from mantra_env.domains.retail.database import (
     OrderItem,
     Payment,
     PaymentMethod,
-    Product,
     RetailDatabase,
     User,
     Variant,
@@ -31,14 +33,30 @@ from mantra_env.domains.retail.database import (
 from mantra_env.toolkit import ToolFailure, Toolkit, tool
 
 T = TypeVar("T")
+R = TypeVar("R", bound=BaseModel)
 PENDING = ("pending", "pending_item_modified")
 
 
 def _lookup(table: Mapping[str, T], key: str, label: str) -> T:
-    """``table[key]`` (a copy-on-write copy), or the not-found tool error the agent sees."""
+    """``table[key]`` (a copy-on-write copy, to change), or the not-found tool error the agent sees."""
     if key not in table:
         raise ToolFailure(f"no {label} {key!r}", code="not_found")
     return table[key]
+
+
+def _read(table: Mapping[str, R], key: str, label: str) -> R:
+    """A record to read (no copy), or the not-found tool error the agent sees."""
+    if key not in table:
+        raise ToolFailure(f"no {label} {key!r}", code="not_found")
+    return peek(table, key)
+
+
+def _email(user: User) -> str:
+    return user.email.lower()
+
+
+def _name_zip(user: User) -> tuple[str, str, str]:
+    return user.name.first_name.lower(), user.name.last_name.lower(), user.address.zip
 
 
 def _money(amount: float) -> float:
@@ -80,9 +98,6 @@ class RetailToolkit(Toolkit):
 
     def _order(self, order_id: str) -> Order:
         return _lookup(self.db.orders, order_id, "order")
-
-    def _product(self, product_id: str) -> Product:
-        return _lookup(self.db.products, product_id, "product")
 
     def _order_in(self, order_id: str, states: Sequence[str], action: str) -> Order:
         order = self._order(order_id)
@@ -156,10 +171,8 @@ class RetailToolkit(Toolkit):
         Args:
             email: The customer's email address, e.g. "mia.garcia7@example.com".
         """
-        wanted = email.strip().lower()
-        for user in scan(self.db.users):
-            if user.email.lower() == wanted:
-                return user.user_id
+        for user_id in find(self.db.users, _email, email.strip().lower()):
+            return user_id
         raise ToolFailure(f"no user with email {email!r}", code="not_found")
 
     @tool(kind="read")
@@ -172,9 +185,8 @@ class RetailToolkit(Toolkit):
             zip: The zip code of the customer's default address, e.g. "80202".
         """
         wanted = (first_name.strip().lower(), last_name.strip().lower(), zip.strip())
-        for user in scan(self.db.users):
-            if (user.name.first_name.lower(), user.name.last_name.lower(), user.address.zip) == wanted:
-                return user.user_id
+        for user_id in find(self.db.users, _name_zip, wanted):
+            return user_id
         raise ToolFailure(f"no user named {first_name} {last_name} with zip code {zip!r}", code="not_found")
 
     @tool(kind="read")
@@ -185,7 +197,7 @@ class RetailToolkit(Toolkit):
         Args:
             user_id: The user id, e.g. "mia_garcia_4516".
         """
-        return self._user(user_id).model_dump(mode="json")
+        return _read(self.db.users, user_id, "user").model_dump(mode="json")
 
     @tool(kind="read")
     def get_order_details(self, order_id: str) -> dict[str, Any]:
@@ -195,7 +207,7 @@ class RetailToolkit(Toolkit):
         Args:
             order_id: The order id, starting with '#', e.g. "#W2611340".
         """
-        return self._order(order_id).model_dump(mode="json")
+        return _read(self.db.orders, order_id, "order").model_dump(mode="json")
 
     @tool(kind="read")
     def get_product_details(self, product_id: str) -> dict[str, Any]:
@@ -204,7 +216,7 @@ class RetailToolkit(Toolkit):
         Args:
             product_id: The product id, e.g. "6086499569" (see list_all_product_types).
         """
-        return self._product(product_id).model_dump(mode="json")
+        return _read(self.db.products, product_id, "product").model_dump(mode="json")
 
     @tool(kind="read")
     def get_item_details(self, item_id: str) -> dict[str, Any]:
