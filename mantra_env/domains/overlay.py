@@ -165,6 +165,8 @@ class OverlayDatabase(BaseModel):
             DomainError: a patch operation is malformed or addresses nothing.
             pydantic.ValidationError: a patched record is invalid.
         """
+        if any(isinstance(getattr(self, name), Table) for name in self.record_types):
+            raise TypeError("episode() makes a view of the base database, not of another view")
         shared = self._shared
         tables: dict[str, Any] = {
             name: Table(getattr(self, name), shared.setdefault(name, _Shared())) for name in self.record_types

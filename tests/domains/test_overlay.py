@@ -104,6 +104,8 @@ def test_an_overlay_database_view_is_cheap_and_its_patch_touches_only_its_record
     assert store.episode().changes() == {} and store.episode().dump() == store.dump()
     view.boxes["b"].items.clear()
     assert view.dump()["boxes"]["b"] == {"label": "B", "items": []} and store.dump()["boxes"]["b"]["items"] == [1]
+    with pytest.raises(TypeError, match="not of another view"):
+        view.episode()
     replaced = store.episode([{"op": "set", "path": "boxes", "value": {"z": {"label": "Z", "items": []}}}])
     assert list(replaced.boxes) == ["z"]
 

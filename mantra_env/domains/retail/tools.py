@@ -1,7 +1,8 @@
 """The online shop's tools. Like a real shop backend, the write tools enforce the database's own invariants (an
 order that is not pending cannot be cancelled, an item must belong to the order, a gift card must cover the
 amount, a new variant must exist and be available) and refuse a violation with a structured tool error, leaving
-the database unchanged. Rules of the manual that the data cannot show (identity verification, the customer's
+the database unchanged (codes ``not_found``, ``illegal_state``, ``invalid_request``, ``unavailable``,
+``insufficient_balance``). Rules of the manual that the data cannot show (identity verification, the customer's
 confirmation, one change per confirmation) are for the checks to grade, not for the tools to refuse.
 
 Write tools get records from the copy-on-write tables by key (``self.db.orders[order_id]``) and change them in
@@ -60,7 +61,7 @@ def _name_zip(user: User) -> tuple[str, str, str]:
 
 
 def _money(amount: float) -> float:
-    return round(amount + 0.0, 2)
+    return round(amount, 2) + 0.0  # + 0.0: no "-0.0" in results
 
 
 _OPERATORS: dict[type, Callable[..., float]] = {
@@ -118,15 +119,15 @@ class RetailToolkit(Toolkit):
         """The order's items named by ``item_ids`` (an id named twice needs two such items in the order)."""
         if not item_ids:
             raise ToolFailure("item_ids is empty: name at least one item of the order", code="invalid_request")
-        remaining = list(order.items)
+        remaining = list(range(len(order.items)))
         chosen = []
         for item_id in item_ids:
-            found = next((item for item in remaining if item.item_id == item_id), None)
-            if found is None:
+            position = next((i for i in remaining if order.items[i].item_id == item_id), None)
+            if position is None:
                 raise ToolFailure(f"item {item_id!r} is not in order {order.order_id} (or not that many times)",
                                   code="not_found")  # fmt: skip
-            remaining.remove(found)
-            chosen.append(found)
+            remaining.remove(position)
+            chosen.append(order.items[position])
         return chosen
 
     def _new_variants(self, items: list[OrderItem], new_item_ids: list[str]) -> list[Variant]:
