@@ -15,7 +15,8 @@ def test_the_bundled_model_runs_two_cases_through_the_main_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "local.duckdb"
-    args = ["--cases", "fig1-case1", "tr-within-budget", "--attempts", "1", "--max-cycles", "2"]
+    # --timeout: an episode takes ~16 s here but minutes on a loaded machine, which must not make it an error.
+    args = ["--cases", "fig1-case1", "tr-within-budget", "--attempts", "1", "--max-cycles", "2", "--timeout", "3600"]
     assert main([*args, "--concurrency", "1", "--db", str(db), "--run-name", "local"]) == 0
     out = capsys.readouterr().out
     assert "run local: local on operations/starter, 2 cases x 1 attempts" in out

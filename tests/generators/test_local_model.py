@@ -23,12 +23,14 @@ def test_local_model_completes_the_first_stages_with_parseable_output(tmp_path: 
         f"""
 document_path: {MANUAL}
 domain: operations
-llm: {{default_model: local, judge_model: local, retry: {{max_attempts: 2, base_delay_s: 0, max_repair_attempts: 1}}}}
+llm: {{default_model: local, judge_model: local, request_timeout_s: 3600,
+       retry: {{max_attempts: 2, base_delay_s: 0, max_repair_attempts: 1}}}}
 sampling: {{max_parallel_samples: 1, min_nodes_per_sample: 2, max_nodes_per_sample: 2, max_samples: 1}}
 """,
         "local config",
         env={},
     )
+    # request_timeout_s: a request takes ~10 s here but minutes on a loaded machine; parseability is the point.
     result = run_pipeline(config, tmp_path / "run", stop_after="relevance")
     assert result.stages_run == ["graph", "samples", "relevance"]
     entries = [json.loads(path.read_text()) for path in (tmp_path / "run" / "llm_cache").rglob("*.json")]
