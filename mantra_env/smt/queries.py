@@ -321,12 +321,12 @@ class CaseSolver:
                 continue
             if tool in focus or refusal:
                 transition = self.encoding.checked.model.transition(tool)
-                verb = "refused: " if refusal else ""
+                refused = " (the call is refused)" if refusal else ""
                 for j, template in enumerate(self.encoding.pre_templates.get(tool, [])):
                     if not self._holds(model, template.format(i=i, j=i + 1)):
                         assert transition is not None
                         pre = format_expr(transition.pre[j])
-                        violations.append(f"step {i}: {tool} {verb}precondition {pre} is false")
+                        violations.append(f"step {i}: {tool} precondition {pre} is false{refused}")
         if goal and self.encoding.refusal:
             for j, check in enumerate(self.encoding.checks):
                 if not self._true(model, f"ca_{j}"):

@@ -115,7 +115,7 @@ def test_cross_validation_example_conflict_then_repair() -> None:
     assert result.witness.initial_state["inventory_checked"] is False
     # The only assign was refused, so the check that asks for it holds only through a refused call.
     assert result.witness.violations == [
-        "step 0: assign_warehouse_picker refused: precondition (= inventory_checked true) is false",
+        "step 0: assign_warehouse_picker precondition (= inventory_checked true) is false (the call is refused)",
         'check picker holds only through refused calls: CALL assign_warehouse_picker(item_id="HWM2741", quantity=1)',
     ]
     paper = CaseSolver(CV_MODEL, EARLY_CHECKS, 16, INITIAL, OPERATIONS_TOOLS, mode="paper").forward(shortest=True)
