@@ -20,9 +20,10 @@ Two semantics of a refused call (``semantics=``, see :mod:`mantra_env.smt.querie
 * ``"paper"``: the paper's encoding, as above: every call's postcondition holds whether or not its
   precondition did, and a trace is admitted by the world model only if its preconditions hold.
 * ``"refusal"``: what the env does with a call the world model refuses. Step ``i`` has an *acceptance*
-  literal ``A_i ⇔ ∨_k (t_i = k ∧ pre_k(i))``; postconditions and the frame's writes apply only to accepted
-  steps (``A_i ∧ t_i = k ⇒ post_k(i)``), a refused step *stutters* (the state is carried unchanged). Nothing
-  restricts which calls a trace makes. ``ALLACC ⇔ ∧_i (t_i = noop ∨ A_i)`` says every call was accepted.
+  literal, ``t_i = k ⇒ (A_i ⇔ pre_k(i))`` and ``t_i = noop ⇒ ¬A_i``; postconditions apply only to accepted
+  steps (``A_i ∧ t_i = k ⇒ post_k(i)``), and a refused step *stutters*: beside the frame clause, one clause
+  ``A_i ∨ s_{i+1} = s_i`` per changing leaf carries the state unchanged. Nothing restricts which calls a
+  trace makes. ``ALLACC ⇔ ∧_i (t_i = noop ∨ A_i)`` says every call was accepted.
   Every check ``j`` also gets ``ca_j``: the check evaluated on the accepted calls alone (match literals
   ``ma_x_i ⇔ m_x_i ∧ A_i``), and ``FOCUS ⇔ ∧_j ca_j ∧ G``.
 
@@ -137,9 +138,9 @@ class Encoding:
         # Under refusal semantics only an accepted step writes; a refused one stutters.
         for changing in self.layout.dynamic:
             writes = " ".join(f"(= t_{{i}} {self.layout.index[tool]})" for tool in self.layout.writers[changing])
-            if self.refusal:
-                writes = f"(and A_{{i}} (or false {writes}))"
             per_step.append(f"(assert (or {writes} (= s_{{j}}_{changing} s_{{i}}_{changing})))")
+            if self.refusal:  # a separate clause: the paper's frame clause stays as it is
+                per_step.append(f"(assert (or A_{{i}} (= s_{{j}}_{changing} s_{{i}}_{changing})))")
         for tool, slots in self.layout.slots.items():
             called = f"(= t_{{i}} {self.layout.index[tool]})"
             for slot in slots.values():
@@ -198,21 +199,22 @@ class Encoding:
         self.pre_templates[tool] = pres
         return pres, posts
 
-    def acceptance(self, tool_terms: Sequence[str]) -> str:
-        """The template of ``A_{i}`` from each tool's "called and precondition holds" term (a method so that a
-        test can build the encoding without refusal, which must break the corpus)."""
-        return _disj(list(tool_terms))
+    def acceptance(self, precondition: str) -> str:
+        """What ``A_{i}`` equals at a step that calls a tool with this precondition (a method so that a test can
+        build the encoding without refusal, which must break the corpus)."""
+        return precondition
 
     def _emit_refusal_transitions(self) -> None:
         h = self.bound
-        called: list[str] = []
+        # A_i is defined per tool ((= t_i k) ⇒ (A_i ⇔ pre_k)) rather than as one disjunction over the tools:
+        # once t_i is decided, A_i follows by unit propagation (measured on benchmarks/smt.py).
+        per_step = [f"(=> (= t_{{i}} {self.noop}) (not A_{{i}}))"]
         for k, tool in enumerate(self.layout.tools):
             pres, posts = self._pre_post(tool)
-            called.append(_conj([f"(= t_{{i}} {k})", *pres]))
+            per_step.append(f"(=> (= t_{{i}} {k}) (= A_{{i}} {self.acceptance(_conj(pres))}))")
             if posts:
-                template = f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})"
-                self._emit(f"(assert (and {' '.join(template.format(i=i, j=i + 1) for i in range(h))}))")
-        template = f"(assert (= A_{{i}} {self.acceptance(called)}))"
+                per_step.append(f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})")
+        template = f"(assert (and {' '.join(per_step)}))"
         for i in range(h):
             self._emit(template.format(i=i, j=i + 1))
         self._declare("ALLACC", "Bool")

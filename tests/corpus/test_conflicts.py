@@ -97,8 +97,8 @@ def test_refusal_witnesses_replay_in_python(entry: CorpusEntry) -> None:
 class _NoRefusal(Encoding):
     """The mutation the corpus must catch: every call is accepted, whatever its precondition."""
 
-    def acceptance(self, tool_terms: list[str]) -> str:  # type: ignore[override]
-        return "(not (= t_{i} " + str(self.noop) + "))"
+    def acceptance(self, precondition: str) -> str:
+        return "true"
 
 
 def test_dropping_refusal_semantics_fails_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
