@@ -255,12 +255,61 @@ class CaseSolver:
         return [self.backward(j, shortest) for j in range(len(self.check_ids))]
 
     def compliant_witness(self) -> QueryResult:
-        """The shortest trace (within the bound) that satisfies the world model, the goal and every check."""
-        result, model = self._run("witness", [*self._checks(), *self._world()], None)
+        """The canonical compliant trace: among the traces (within the bound) that satisfy the world model, the
+        goal and every check, the shortest, then the one whose reads come as early as the world model allows,
+        then the first in tool-index order step by step. It is reproducible, and since a read is taken
+        wherever one fits, the oracle replaying it reads before it writes whenever the model allows."""
+        assumptions = [*self._checks(), *self._world()]
+        result, model = self._run("witness", assumptions, None)
         if model is not None:
-            model = self._shortest([*self._checks(), *self._world()], model)
+            model = self._canonical(assumptions, self._shortest(assumptions, model))
             result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
         return result
+
+    def _canonical(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
+        """Fix the witness step by step: a read tool if one fits, then the lowest tool index that fits (binary
+        search). The length is kept; a solver time-out keeps the trace found so far."""
+        length, layout = self._length(model), self.encoding.layout
+        tools = self.encoding.checked.tools or {}
+        reads = [layout.index[name] for name in layout.tools if name in tools and tools[name].kind == "read"]
+        fixed = list(assumptions)
+        if length < self.encoding.bound:
+            fixed.append(self._int(f"t_{length}") == self.encoding.noop)
+        for i in range(length):
+            step = self._int(f"t_{i}")
+            if reads:
+                read = self._reads_at(i, reads)
+                found = self._fits([*fixed, read])
+                if found is not None:
+                    model = found
+                    fixed.append(read)
+            low, high = 0, model.eval(step, model_completion=True).as_long()
+            while low < high:
+                middle = (low + high) // 2
+                found = self._fits([*fixed, step <= middle])
+                if found is None:
+                    low = middle + 1
+                else:
+                    model, high = found, found.eval(step, model_completion=True).as_long()
+            fixed.append(step == high)
+        return model
+
+    def _reads_at(self, i: int, reads: Sequence[int]) -> z3.BoolRef:
+        """A literal that makes step ``i`` call a read tool (assumptions must be literals, so the disjunction
+        is guarded by a fresh Bool added to the base formula once; unassumed, it constrains nothing)."""
+        name = f"read_{i}"
+        if name not in self._consts:
+            step = self._int(f"t_{i}")
+            self.solver.add(z3.Implies(self._bool(name), z3.Or([step == k for k in reads])))
+        return self._bool(name)
+
+    def _fits(self, assumptions: list[z3.BoolRef]) -> z3.ModelRef | None:
+        """A model of ``assumptions``, or None if there is none or the solver gives up."""
+        try:
+            answer = self.solver.check(*assumptions)
+        except z3.Z3Exception:
+            return None
+        return self.solver.model() if answer == z3.sat else None
 
     def _shortest(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """A model of ``assumptions`` with the fewest active steps (binary search on the length; a witness is

@@ -175,3 +175,20 @@ def test_forward_query_finds_checks_too_weak_for_the_goal() -> None:
     result = CaseSolver(GOAL_MODEL, EARLY_CHECKS[:1], 16, INITIAL, OPERATIONS_TOOLS).forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     assert result.witness.violations == ["goal (= picker_assigned true) is not reached"]
+
+
+def test_the_compliant_witness_is_canonical_reads_first() -> None:
+    """Shortest, then reads as early as the model allows, then tool-index order: the checks order nothing here,
+    so the read comes first and repeated solvers agree."""
+    checks = [
+        parse_check('CALL create_purchase_order(item="HWC9305")'),
+        parse_check('CALL check_legacy_portal(item="HWC9305")'),
+    ]
+    initial = {"in_stock": False, "legacy_checked": False, "picker_assigned": False, "po_created": False}
+    witnesses = [
+        CaseSolver(PAPER_MODEL, checks, 8, initial, PAPER_TOOLS, mode=mode).compliant_witness().witness
+        for mode in ("paper", "refusal", "refusal")
+    ]
+    assert all(w is not None and w == witnesses[0] for w in witnesses)
+    assert witnesses[0] is not None
+    assert [c.tool for c in witnesses[0].calls] == ["check_legacy_portal", "create_purchase_order"]
