@@ -5,8 +5,10 @@ Every scripted agent is a *policy* over the environment's own action format (one
 answer per step), so it runs through exactly the code path a model-backed agent does.
 
 The oracle's plan
-    The tool sequence is the compliant witness of the case's SMT encoding (world model ∧ goal ∧ every check,
-    shortest trace). Arguments are filled per call, in this order:
+    The tool sequence is the canonical compliant witness of the case's SMT encoding (world model ∧ goal ∧ every
+    check; only calls the world model accepts; the shortest trace, then reads as early as the model allows,
+    then tool-index order), so the oracle is reproducible and reads before it writes wherever the model
+    allows. Arguments are filled per call, in this order:
 
     1. arguments that some check pins for that tool take the witness's value (the solver chose the pinned
        value, so the call matches the check);

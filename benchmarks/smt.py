@@ -5,10 +5,11 @@ validating one case costs: build the encoding (``CaseSolver`` construction, whic
 model and writes the SMT-LIB text, plus the first solver use, which makes Z3 parse it), then ``forward()`` and
 ``backward_all()`` as the engine runs them by default (a ``conflict`` answer includes decoding its witness).
 Each cell is the median of R runs with a fresh ``CaseSolver`` (wall time), for models of 5, 15, 50 and 150
-tools with 6 checks at bounds h = 8, 16, 32, 64; the full grid takes a few minutes, most of it in the
-150-tool h=64 cell.
+tools with 6 checks at bounds h = 8, 16, 32, 64, in both query modes (``refusal``, the default, and
+``paper``) in the same run; the full grid takes several minutes, most of it in the 150-tool h=64 cells. The
+first line is a calibration: the time of ``sum(range(1000))`` on this machine, to compare runs across machines.
 
-Targets: 15 tools / 6 checks at h=16 <= 100 ms; 150 tools at h=16 <= 500 ms; 15 tools at h=64 <= 1500 ms.
+Targets (default mode): 15 tools / 6 checks at h=16 <= 100 ms; 150 tools at h=16 <= 500 ms; 15 tools at h=64 <= 1500 ms.
 ``--quick`` runs only those three cells (CI smoke); ``--profile`` adds a cProfile split of two heavy cells
 (DSL front end, SMT-LIB text building, Z3 parsing, solving, witness decoding). The exit status is 0 whatever
 the timings; it is 1 only if a generated case has no compliant trace (a generator bug: the timings would
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantra_env.case import CaseCheck
-from mantra_env.smt import CaseSolver
+from mantra_env.smt import DEFAULT_MODE, MODES, CaseSolver, Mode
 from mantra_env.tools import ToolSpec
 
 TOOL_COUNTS = (5, 15, 50, 150)
@@ -348,10 +349,20 @@ class Run:
         return self.build + self.forward + self.backward
 
 
-def audit(case: GeneratedCase, bound: int) -> Run:
+def calibration() -> float:
+    """Seconds for ``sum(range(1000))`` (best of 2000), printed so that timings compare across machines."""
+    best = float("inf")
+    for _ in range(2000):
+        started = time.perf_counter()
+        sum(range(1000))
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def audit(case: GeneratedCase, bound: int, mode: Mode = DEFAULT_MODE) -> Run:
     """Build a fresh solver for ``case`` at ``bound`` and run the forward and every backward query."""
     started = time.perf_counter()
-    solver = CaseSolver(case.model, case.checks, bound, case.initial, case.tools)
+    solver = CaseSolver(case.model, case.checks, bound, case.initial, case.tools, mode=mode)
     _ = solver.solver  # the first use parses the SMT-LIB text into Z3
     built = time.perf_counter()
     forward = solver.forward()
@@ -362,8 +373,8 @@ def audit(case: GeneratedCase, bound: int) -> Run:
     return Run(built - started, forwarded - built, done - forwarded, statuses, len(solver.smtlib()))
 
 
-def median_run(case: GeneratedCase, bound: int, repeats: int) -> Run:
-    runs = [audit(case, bound) for _ in range(repeats)]
+def median_run(case: GeneratedCase, bound: int, repeats: int, mode: Mode = DEFAULT_MODE) -> Run:
+    runs = [audit(case, bound, mode) for _ in range(repeats)]
     return sorted(runs, key=lambda run: run.total)[len(runs) // 2]
 
 
@@ -419,16 +430,20 @@ def main() -> None:
     args = parser.parse_args()
     cases = {n: generate_case(n, args.seed) for n in TOOL_COUNTS}
     cells = [(n, h) for n, h, _ in TARGETS] if args.quick else [(n, h) for n in TOOL_COUNTS for h in BOUNDS]
+    print(f"calibration: sum(range(1000)) takes {calibration() * 1e6:.2f} us")
     audit(cases[5], 8)  # warm-up: imports, Z3's first context
-    results = {(n, h): median_run(cases[n], h, args.repeats) for n, h in cells}
+    by_mode = {mode: {(n, h): median_run(cases[n], h, args.repeats, mode) for n, h in cells} for mode in MODES}
+    results = by_mode[DEFAULT_MODE]
 
     print(f"audit wall time (build + forward + {len(cases[5].checks)} backward), median of {args.repeats} runs, ms")
-    print(f"{'tools':>6} " + "".join(f"{'h=' + str(h):>10}" for h in BOUNDS))
+    print(f"{'tools':>6} {'mode':>8} " + "".join(f"{'h=' + str(h):>10}" for h in BOUNDS))
     for n in TOOL_COUNTS:
-        row = [f"{results[n, h].total * 1000:10.1f}" if (n, h) in results else f"{'-':>10}" for h in BOUNDS]
-        if any((n, h) in results for h in BOUNDS):
-            print(f"{n:>6} " + "".join(row))
-    print("\ntargets:")
+        for mode in MODES:
+            cells_of = by_mode[mode]
+            row = [f"{cells_of[n, h].total * 1000:10.1f}" if (n, h) in cells_of else f"{'-':>10}" for h in BOUNDS]
+            if any((n, h) in cells_of for h in BOUNDS):
+                print(f"{n:>6} {mode:>8} " + "".join(row))
+    print(f"\ntargets ({DEFAULT_MODE} mode):")
     for n, h, limit in TARGETS:
         ms = results[n, h].total * 1000
         verdict = "PASS" if ms <= limit else "FAIL"
@@ -439,13 +454,16 @@ def main() -> None:
         f"backward {split.backward * 1000:.1f} ms total; SMT-LIB text {split.text_chars:,} chars "
         f"({len(cases[15].model):,} chars of DSL)"
     )
-    print(f"\ncases (seed {args.seed}): query outcomes at h=16, compliant witness at h=16")
+    print(f"\ncases (seed {args.seed}): query outcomes at h=16 per mode, compliant witness at h=16")
     unsolvable = []
     for n, case in cases.items():
         witness = CaseSolver(case.model, case.checks, 16, case.initial, case.tools).compliant_witness()
         length = len(witness.witness.calls) if witness.witness else 0
-        outcome = summary(results[n, 16].statuses) if (n, 16) in results else "(not run)"
-        print(f"  {n:>3} tools: {outcome}; witness {witness.status} ({length} calls)")
+        outcomes = [
+            f"{mode}: {summary(by_mode[mode][n, 16].statuses) if (n, 16) in by_mode[mode] else '(not run)'}"
+            for mode in MODES
+        ]
+        print(f"  {n:>3} tools: {'; '.join(outcomes)}; witness {witness.status} ({length} calls)")
         if witness.status != "found":
             unsolvable.append(n)
     if args.profile:

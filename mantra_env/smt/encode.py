@@ -15,6 +15,18 @@ the same base formula plus assumptions (see :mod:`mantra_env.smt.queries`):
 * per check ``j``: ``c_j ⇔ ⟦check_j⟧``, built from per-atom match literals ``m_x_i`` and O(h) prefix/suffix
   auxiliaries (``seen``: some match before ``i``; ``later``: some match after ``i``) instead of O(h²) pairs.
 
+Two semantics of a refused call (``semantics=``, see :mod:`mantra_env.smt.queries` for the queries):
+
+* ``"paper"``: the paper's encoding, as above: every call's postcondition holds whether or not its
+  precondition did, and a trace is admitted by the world model only if its preconditions hold.
+* ``"refusal"``: what the env does with a call the world model refuses. Step ``i`` has an *acceptance*
+  literal, ``t_i = k ⇒ (A_i ⇔ pre_k(i))`` and ``t_i = noop ⇒ ¬A_i``; postconditions apply only to accepted
+  steps (``A_i ∧ t_i = k ⇒ post_k(i)``), and a refused step *stutters*: beside the frame clause, one clause
+  ``A_i ∨ s_{i+1} = s_i`` per changing leaf carries the state unchanged. Nothing restricts which calls a
+  trace makes. ``ALLACC ⇔ ∧_i (t_i = noop ∨ A_i)`` says every call was accepted.
+  Every check ``j`` also gets ``ca_j``: the check evaluated on the accepted calls alone (match literals
+  ``ma_x_i ⇔ m_x_i ∧ A_i``), and ``FOCUS ⇔ ∧_j ca_j ∧ G``.
+
 Check semantics follow :mod:`mantra_env.checks.semantics` exactly (every occurrence; PRECEDES as the
 obligation that every anchor step has an earlier call); ``tests/smt/test_agreement.py`` checks it against the
 Python grader on random traces.
@@ -24,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
 from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
@@ -32,6 +44,9 @@ from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import EnumType, RecordType, WorldModel
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
+
+Semantics = Literal["paper", "refusal"]
+SEMANTICS: tuple[Semantics, ...] = ("paper", "refusal")
 
 
 class EncodingError(ValueError):
@@ -48,6 +63,8 @@ class Encoding:
         initial: values for state variables at boundary 0 (unknown names are ignored: a scenario valuation
             also holds variables the world model does not track).
         extra_tools: tools to index even if neither the model nor the checks mention them (trace pinning).
+        semantics: ``"paper"`` (postconditions of every call) or ``"refusal"`` (a call whose precondition
+            fails is refused and leaves the state unchanged).
     """
 
     def __init__(
@@ -57,9 +74,14 @@ class Encoding:
         bound: int,
         initial: Mapping[str, Any] | None = None,
         extra_tools: Iterable[str] = (),
+        semantics: Semantics = "paper",
     ) -> None:
         if bound < 1:
             raise EncodingError(f"the trace bound must be at least 1, not {bound}")
+        if semantics not in SEMANTICS:
+            raise EncodingError(f"unknown semantics {semantics!r}: use one of {', '.join(SEMANTICS)}")
+        self.semantics = semantics
+        self.refusal = semantics == "refusal"
         self.checked = checked
         self.checks = tuple(checks)
         self.bound = bound
@@ -69,8 +91,9 @@ class Encoding:
         self.pre_templates: dict[str, list[str]] = {}  # tool -> precondition terms with {i}/{j} placeholders
         self._lines: list[str] = []
         self._atoms: dict[str, int] = {}
-        self._seen_done: set[int] = set()
-        self._later_done: set[int] = set()
+        self._accepted_atoms: set[int] = set()
+        self._seen_done: set[tuple[int, str]] = set()
+        self._later_done: set[tuple[int, str]] = set()
         self._emit_declarations()
         self._emit_initial(initial or {})  # first: pinned static variables are inlined in what follows
         self._emit_structure()
@@ -97,6 +120,8 @@ class Encoding:
         h, layout = self.bound, self.layout
         for i in range(h):
             self._declare(f"t_{i}", "Int")
+            if self.refusal:
+                self._declare(f"A_{i}", "Bool")
             for sort, count in layout.slot_counts.items():
                 for j in range(count):
                     self._declare(f"a_{i}_{SORT_CODES[sort]}{j}", "Int" if sort == "Id" else sort)
@@ -110,9 +135,12 @@ class Encoding:
         per_step: list[str] = [f"(assert (and (<= 0 t_{{i}}) (<= t_{{i}} {n})))"]
         # Frame axiom and no-op carry in one clause per changing leaf: a leaf keeps its value unless the step
         # calls a tool that writes it (tools x leaves x h clauses otherwise, 86% of the text at 150 tools).
+        # Under refusal semantics only an accepted step writes; a refused one stutters.
         for changing in self.layout.dynamic:
             writes = " ".join(f"(= t_{{i}} {self.layout.index[tool]})" for tool in self.layout.writers[changing])
             per_step.append(f"(assert (or {writes} (= s_{{j}}_{changing} s_{{i}}_{changing})))")
+            if self.refusal:  # a separate clause: the paper's frame clause stays as it is
+                per_step.append(f"(assert (or A_{{i}} (= s_{{j}}_{changing} s_{{i}}_{changing})))")
         for tool, slots in self.layout.slots.items():
             called = f"(= t_{{i}} {self.layout.index[tool]})"
             for slot in slots.values():
@@ -140,16 +168,12 @@ class Encoding:
                     self._emit(f"(assert (and (<= 0 {var}) (< {var} {len(leaf.type.values)})))")
 
     def _emit_transitions(self) -> None:
-        h, model = self.bound, self.checked.model
+        if self.refusal:
+            self._emit_refusal_transitions()
+            return
+        h = self.bound
         for k, tool in enumerate(self.layout.tools):
-            transition = model.transition(tool)
-            slots = self.layout.slots[tool]
-            locals_ = {bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()}
-            posts = transition.post if transition else ()
-            # One template per transition (translated once), formatted for every step.
-            pres = [self.translator.term(expr, "{i}", locals_) for expr in (transition.pre if transition else ())]
-            self.pre_templates[tool] = pres
-            post_terms = [self.translator.term(expr, "{i}", locals_) for expr in posts]
+            pres, post_terms = self._pre_post(tool)  # one template per transition, formatted for every step
             pre_template = f"(=> (= t_{{i}} {k}) {_conj(pres)})" if pres else ""
             post_template = f"(=> (= t_{{i}} {k}) {_conj(post_terms)})" if post_terms else ""
             pre_steps = " ".join(pre_template.format(i=i, j=i + 1) for i in range(h)) if pres else ""
@@ -165,10 +189,44 @@ class Encoding:
             elif pre_steps:
                 self._emit(f"(assert (and {pre_steps}))")
 
+    def _pre_post(self, tool: str) -> tuple[list[str], list[str]]:
+        """The precondition and postcondition templates of ``tool`` (``{i}``/``{j}`` placeholders)."""
+        transition = self.checked.model.transition(tool)
+        slots = self.layout.slots[tool]
+        locals_ = {bind.local: slots[bind.tool_param] for bind in self.checked.params.get(tool, {}).values()}
+        pres = [self.translator.term(expr, "{i}", locals_) for expr in (transition.pre if transition else ())]
+        posts = [self.translator.term(expr, "{i}", locals_) for expr in (transition.post if transition else ())]
+        self.pre_templates[tool] = pres
+        return pres, posts
+
+    def acceptance(self, precondition: str) -> str:
+        """What ``A_{i}`` equals at a step that calls a tool with this precondition (a method so that a test can
+        build the encoding without refusal, which must break the corpus)."""
+        return precondition
+
+    def _emit_refusal_transitions(self) -> None:
+        h = self.bound
+        # A_i is defined per tool ((= t_i k) ⇒ (A_i ⇔ pre_k)) rather than as one disjunction over the tools:
+        # once t_i is decided, A_i follows by unit propagation (measured on benchmarks/smt.py).
+        per_step = [f"(=> (= t_{{i}} {self.noop}) (not A_{{i}}))"]
+        for k, tool in enumerate(self.layout.tools):
+            pres, posts = self._pre_post(tool)
+            per_step.append(f"(=> (= t_{{i}} {k}) (= A_{{i}} {self.acceptance(_conj(pres))}))")
+            if posts:
+                per_step.append(f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})")
+        template = f"(assert (and {' '.join(per_step)}))"
+        for i in range(h):
+            self._emit(template.format(i=i, j=i + 1))
+        self._declare("ALLACC", "Bool")
+        every = [f"(or (= t_{i} {self.noop}) A_{i})" for i in range(h)]
+        self._emit(f"(assert (= ALLACC {_conj(every)}))")
+
     def _emit_goal(self) -> None:
         goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]
         self._declare("G", "Bool")
         self._emit(f"(assert (= G {_conj(goal)}))")
+        if self.refusal:
+            return  # FOCUS is defined with the checks (the checks on accepted calls)
         # What the forward query negates: the focus tools' preconditions and the goal.
         focus = [f"P_{self.layout.index[tool]}" for tool in self.layout.tools if tool in self.check_tools]
         self._declare("FOCUS", "Bool")
@@ -196,11 +254,27 @@ class Encoding:
 
     # --- checks ------------------------------------------------------------------------------------------------
 
+    @property
+    def world(self) -> list[str]:
+        """The literals a trace the world model admits satisfies: every call accepted (the focus tools'
+        preconditions, for the paper's semantics) and the goal reached."""
+        if self.refusal:
+            return ["ALLACC", "G"]
+        return [f"P_{self.layout.index[tool]}" for tool in self.layout.tools if tool in self.check_tools] + ["G"]
+
     def _emit_checks(self) -> None:
         for j, check in enumerate(self.checks):
-            formula = self._check(check)
+            formula = self._check(check, "")
             self._declare(f"c_{j}", "Bool")
             self._emit(f"(assert (= c_{j} {formula}))")
+        if not self.refusal:
+            return
+        for j, check in enumerate(self.checks):
+            formula = self._check(check, "a")
+            self._declare(f"ca_{j}", "Bool")
+            self._emit(f"(assert (= ca_{j} {formula}))")
+        self._declare("FOCUS", "Bool")
+        self._emit(f"(assert (= FOCUS {_conj([*(f'ca_{j}' for j in range(len(self.checks))), 'G'])}))")
 
     def _atom(self, atom: Call | NoCall) -> int:
         """Declare the match literals of ``atom`` (shared by CALL and NO-CALL of one tool and arguments)."""
@@ -219,60 +293,73 @@ class Encoding:
             self._emit(template.format(i=i))
         return x
 
-    def _seen_before(self, x: int) -> None:
-        """``sn_x_i``: some step before ``i`` matches atom ``x`` (``sn_x_0`` is false)."""
-        if x in self._seen_done:
+    def _match(self, atom: Call | NoCall, family: str) -> int:
+        """The atom's index; family ``"a"`` also defines ``ma_x_i``: step ``i`` matches and is accepted."""
+        x = self._atom(atom)
+        if family and x not in self._accepted_atoms:
+            self._accepted_atoms.add(x)
+            for i in range(self.bound):
+                self._declare(f"ma_{x}_{i}", "Bool")
+                self._emit(f"(assert (= ma_{x}_{i} (and m_{x}_{i} A_{i})))")
+        return x
+
+    def _seen_before(self, x: int, family: str) -> None:
+        """``sn_x_i``: some step before ``i`` matches atom ``x`` (``sn_x_0`` is false); ``sna`` for accepted."""
+        if (x, family) in self._seen_done:
             return
-        self._seen_done.add(x)
-        self._declare(f"sn_{x}_0", "Bool")
-        self._emit(f"(assert (not sn_{x}_0))")
+        self._seen_done.add((x, family))
+        sn, m = f"sn{family}_{x}", f"m{family}_{x}"
+        self._declare(f"{sn}_0", "Bool")
+        self._emit(f"(assert (not {sn}_0))")
         for i in range(1, self.bound + 1):
-            self._declare(f"sn_{x}_{i}", "Bool")
-            self._emit(f"(assert (= sn_{x}_{i} (or sn_{x}_{i - 1} m_{x}_{i - 1})))")
+            self._declare(f"{sn}_{i}", "Bool")
+            self._emit(f"(assert (= {sn}_{i} (or {sn}_{i - 1} {m}_{i - 1})))")
 
-    def _later(self, x: int) -> None:
-        """``lt_x_i``: some step after ``i`` matches atom ``x`` (``lt_x_{h-1}`` is false)."""
-        if x in self._later_done:
+    def _later(self, x: int, family: str) -> None:
+        """``lt_x_i``: some step after ``i`` matches atom ``x`` (``lt_x_{h-1}`` is false); ``lta`` for accepted."""
+        if (x, family) in self._later_done:
             return
-        self._later_done.add(x)
+        self._later_done.add((x, family))
         h = self.bound
-        self._declare(f"lt_{x}_{h - 1}", "Bool")
-        self._emit(f"(assert (not lt_{x}_{h - 1}))")
+        lt, m = f"lt{family}_{x}", f"m{family}_{x}"
+        self._declare(f"{lt}_{h - 1}", "Bool")
+        self._emit(f"(assert (not {lt}_{h - 1}))")
         for i in range(h - 2, -1, -1):
-            self._declare(f"lt_{x}_{i}", "Bool")
-            self._emit(f"(assert (= lt_{x}_{i} (or lt_{x}_{i + 1} m_{x}_{i + 1})))")
+            self._declare(f"{lt}_{i}", "Bool")
+            self._emit(f"(assert (= {lt}_{i} (or {lt}_{i + 1} {m}_{i + 1})))")
 
-    def _occurs(self, x: int) -> str:
-        return _disj([f"m_{x}_{i}" for i in range(self.bound)])
+    def _occurs(self, x: int, family: str) -> str:
+        return _disj([f"m{family}_{x}_{i}" for i in range(self.bound)])
 
-    def _check(self, check: Check) -> str:
-        h = self.bound
+    def _check(self, check: Check, family: str) -> str:
+        """The check over the match literals of ``family``: ``""`` every call, ``"a"`` accepted calls only."""
+        h, f = self.bound, family
         if isinstance(check, Call | NoCall):
-            occurs = self._occurs(self._atom(check))
+            occurs = self._occurs(self._match(check, f), f)
             return occurs if isinstance(check, Call) else f"(not {occurs})"
         if isinstance(check, Or):
-            return f"(or {self._check(check.left)} {self._check(check.right)})"
+            return f"(or {self._check(check.left, f)} {self._check(check.right, f)})"
         if isinstance(check, After | Before):
-            target, anchor = self._atom(check.target), self._atom(check.anchor)
+            target, anchor = self._match(check.target, f), self._match(check.anchor, f)
             if isinstance(check, After):
-                self._seen_before(anchor)
-                side = "sn"
+                self._seen_before(anchor, f)
+                side = f"sn{f}"
             else:
-                self._later(anchor)
-                side = "lt"
+                self._later(anchor, f)
+                side = f"lt{f}"
             if isinstance(check.target, Call):
-                return _conj([f"(=> m_{target}_{j} {side}_{anchor}_{j})" for j in range(h)])
-            return _conj([f"(not (and m_{target}_{j} {side}_{anchor}_{j}))" for j in range(h)])
+                return _conj([f"(=> m{f}_{target}_{j} {side}_{anchor}_{j})" for j in range(h)])
+            return _conj([f"(not (and m{f}_{target}_{j} {side}_{anchor}_{j}))" for j in range(h)])
         if isinstance(check, Follows):
-            call, anchor = self._atom(check.call), self._atom(check.anchor)
-            self._seen_before(anchor)
-            every = [f"(=> m_{call}_{j} sn_{anchor}_{j})" for j in range(h)]
-            return _conj([self._occurs(call), *every])
+            call, anchor = self._match(check.call, f), self._match(check.anchor, f)
+            self._seen_before(anchor, f)
+            every = [f"(=> m{f}_{call}_{j} sn{f}_{anchor}_{j})" for j in range(h)]
+            return _conj([self._occurs(call, f), *every])
         assert isinstance(check, Precedes)
-        call, anchor = self._atom(check.call), self._atom(check.anchor)
-        self._seen_before(call)
-        every = [f"(=> m_{anchor}_{i} sn_{call}_{i})" for i in range(h)]
-        return _conj([self._occurs(call), self._occurs(anchor), *every])
+        call, anchor = self._match(check.call, f), self._match(check.anchor, f)
+        self._seen_before(call, f)
+        every = [f"(=> m{f}_{anchor}_{i} sn{f}_{call}_{i})" for i in range(h)]
+        return _conj([self._occurs(call, f), self._occurs(anchor, f), *every])
 
 
 def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
@@ -314,7 +401,8 @@ def encode(
     bound: int,
     initial: Mapping[str, Any] | None = None,
     tools: Sequence[ToolSpec] | Mapping[str, ToolSpec] | None = None,
+    semantics: Semantics = "paper",
 ) -> Encoding:
-    """Encode ``model`` (type-checked here if needed) and ``checks`` at ``bound``."""
+    """Encode ``model`` (type-checked here if needed) and ``checks`` at ``bound`` under ``semantics``."""
     checked = model if isinstance(model, CheckedModel) else check_model(model or WorldModel(), tools)
-    return Encoding(checked, checks, bound, initial)
+    return Encoding(checked, checks, bound, initial, semantics=semantics)

@@ -1,11 +1,31 @@
 """The cross-validation queries over one encoding (paper Sec. "Cross-Validation Using SMT").
 
 The world model and the checks are encoded once; every query is that base formula plus assumptions, on one
-incremental solver:
+incremental solver. Two modes (``CaseSolver(mode=...)``), which differ in what a call the world model does not
+allow means (:mod:`mantra_env.smt.encode` has both encodings):
+
+``"refusal"`` (the default): the call is refused and the state is unchanged, as the env answers it with a
+tool error. A trace is any sequence of calls; its *accepted* calls are those whose precondition held.
+
+* **forward** ``C ∧ ¬(C_acc ∧ G)``: a trace that satisfies every check while the checks evaluated on its
+  accepted calls alone fail, or the goal is missed: the checks let an agent pass on calls the world model
+  refuses (paper Fig. 1: the only ``assign_warehouse_picker`` came before the inventory check), or pass
+  without completing the task. A refused extra call the checks do not need (a second ``resume_line``, a call
+  with junk arguments) is not a conflict: the agent still complied. NO-CALL atoms and conditional orderings
+  are evaluated on accepted calls too; a forbidden call that was refused cannot make ``C_acc`` fail where
+  ``C`` holds, so negative checks never yield a conflict by themselves.
+* **backward** per check ``j``: ``ALLACC ∧ G ∧ ∧_{k≠j} c_k ∧ ¬c_j`` over traces whose calls are all accepted.
+* **compliant witness** ``ALLACC ∧ G ∧ C``: the shortest such trace (only accepted calls, so the oracle never
+  makes a call the world model refuses).
+
+On all-accepted traces the two encodings coincide, so backward and witness statuses are those of the paper.
+
+``"paper"``: the paper's formulas, every postcondition asserted whether or not the precondition held:
 
 * **forward** ``C ∧ W_bg ∧ W_post ∧ ¬(W_pre ∧ G)``: a trace that satisfies every check and the rest of the
   world model but breaks a precondition of a tool the checks mention, or (if the model has a goal) ends
-  without reaching it. Satisfiable means the checks are too weak or the world model too strict.
+  without reaching it. It also reports refused extra calls (a second non-idempotent call, junk arguments),
+  which is why the paper's validated cases carry guard checks such as ``NO-CALL X AFTER CALL X``.
 * **backward** per check ``j``: ``W ∧ G ∧ ∧_{k≠j} c_k ∧ ¬c_j``: the world model admits a trace that only
   check ``j`` rejects, so ``j`` may be over-restrictive.
 * **compliant witness** ``W ∧ G ∧ C``: the shortest such trace, which proves the case solvable and drives the
@@ -22,7 +42,7 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import z3
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -30,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, format_check
 from mantra_env.errors import MantraError
-from mantra_env.smt.encode import Encoding, EncodingError
+from mantra_env.smt.encode import SEMANTICS, Encoding, EncodingError, Semantics
 from mantra_env.smt.layout import slot_sort, z3_sort
 from mantra_env.tools import ToolSpec, call_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
@@ -38,6 +58,10 @@ from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
 from mantra_env.worldmodel.typecheck import CheckedModel
 
 DEFAULT_TIMEOUT_MS = 20_000
+Mode: TypeAlias = Semantics
+# Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
+DEFAULT_MODE: Mode = "refusal"
+MODES = SEMANTICS
 # A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" / "<enum #n>".
 PLACEHOLDER_PREFIXES = ("<value #", "<enum #")
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
@@ -98,6 +122,8 @@ class CaseSolver:
         initial: the scenario valuation; entries named like state variables pin the initial state.
         tools: the domain's tool specs (types the parameters; without them parameters are typed by use).
         timeout_ms: per query; a query that runs out returns ``unknown``.
+        mode: ``"refusal"`` (default: refused calls leave the state unchanged) or ``"paper"`` (the paper's
+            formulas); see the module docstring.
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -112,7 +138,11 @@ class CaseSolver:
         initial: Mapping[str, Any] | None = None,
         tools: Sequence[ToolSpec] | Mapping[str, ToolSpec] | None = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        mode: Mode = DEFAULT_MODE,
     ) -> None:
+        if mode not in MODES:
+            raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
+        self.mode = mode
         source = model if isinstance(model, str) else None
         if isinstance(model, str):
             model = parse_model(model)
@@ -124,7 +154,7 @@ class CaseSolver:
         _validate_checks(entries, checked)
         try:
             started = time.perf_counter()
-            self.encoding = Encoding(checked, [entry.check for entry in entries], bound, initial)
+            self.encoding = Encoding(checked, [entry.check for entry in entries], bound, initial, semantics=mode)
             self.build_seconds = time.perf_counter() - started
         except EncodingError as error:
             raise SmtInputError(str(error)) from None
@@ -162,9 +192,6 @@ class CaseSolver:
             found = self._consts[name] = z3.Int(name, self._ctx)
         return found
 
-    def _selectors(self, tools: Sequence[str], letter: str) -> list[z3.BoolRef]:
-        return [self._bool(f"{letter}_{self.encoding.layout.index[tool]}") for tool in tools]
-
     def _run(
         self, query: Literal["forward", "backward", "witness"], assumptions: list[z3.BoolRef], check_id: str | None
     ) -> tuple[QueryResult, z3.ModelRef | None]:
@@ -197,11 +224,12 @@ class CaseSolver:
     # --- queries -----------------------------------------------------------------------------------------------
 
     def forward(self, shortest: bool = False) -> QueryResult:
-        """The focused forward conflict query; ``shortest`` shortens a conflict's witness (a few more solver
-        calls: worth it when a person or a judge reads the witness)."""
+        """The forward conflict query of the solver's mode; ``shortest`` shortens a conflict's witness (a few
+        more solver calls: worth it when a person or a judge reads the witness)."""
         focus = [tool for tool in self.encoding.layout.tools if tool in self.encoding.check_tools]
-        # FOCUS ⇔ (focus preconditions ∧ goal) is part of the base formula; assuming its negation instead of
-        # asserting it under push/pop keeps the solver in one incremental state across all queries.
+        # FOCUS (paper: focus preconditions ∧ goal; refusal: checks on accepted calls ∧ goal) is part of the
+        # base formula; assuming its negation instead of asserting it under push/pop keeps the solver in one
+        # incremental state across all queries.
         assumptions = [*self._checks(), z3.Not(self._bool("FOCUS"))]
         result, model = self._run("forward", assumptions, None)
         if model is not None:
@@ -227,12 +255,61 @@ class CaseSolver:
         return [self.backward(j, shortest) for j in range(len(self.check_ids))]
 
     def compliant_witness(self) -> QueryResult:
-        """The shortest trace (within the bound) that satisfies the world model, the goal and every check."""
-        result, model = self._run("witness", [*self._checks(), *self._world()], None)
+        """The canonical compliant trace: among the traces (within the bound) that satisfy the world model, the
+        goal and every check, the shortest, then the one whose reads come as early as the world model allows,
+        then the first in tool-index order step by step. It is reproducible, and since a read is taken
+        wherever one fits, the oracle replaying it reads before it writes whenever the model allows."""
+        assumptions = [*self._checks(), *self._world()]
+        result, model = self._run("witness", assumptions, None)
         if model is not None:
-            model = self._shortest([*self._checks(), *self._world()], model)
+            model = self._canonical(assumptions, self._shortest(assumptions, model))
             result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
         return result
+
+    def _canonical(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
+        """Fix the witness step by step: a read tool if one fits, then the lowest tool index that fits (binary
+        search). The length is kept; a solver time-out keeps the trace found so far."""
+        length, layout = self._length(model), self.encoding.layout
+        tools = self.encoding.checked.tools or {}
+        reads = [layout.index[name] for name in layout.tools if name in tools and tools[name].kind == "read"]
+        fixed = list(assumptions)
+        if length < self.encoding.bound:
+            fixed.append(self._int(f"t_{length}") == self.encoding.noop)
+        for i in range(length):
+            step = self._int(f"t_{i}")
+            if reads:
+                read = self._reads_at(i, reads)
+                found = self._fits([*fixed, read])
+                if found is not None:
+                    model = found
+                    fixed.append(read)
+            low, high = 0, model.eval(step, model_completion=True).as_long()
+            while low < high:
+                middle = (low + high) // 2
+                found = self._fits([*fixed, step <= middle])
+                if found is None:
+                    low = middle + 1
+                else:
+                    model, high = found, found.eval(step, model_completion=True).as_long()
+            fixed.append(step == high)
+        return model
+
+    def _reads_at(self, i: int, reads: Sequence[int]) -> z3.BoolRef:
+        """A literal that makes step ``i`` call a read tool (assumptions must be literals, so the disjunction
+        is guarded by a fresh Bool added to the base formula once; unassumed, it constrains nothing)."""
+        name = f"read_{i}"
+        if name not in self._consts:
+            step = self._int(f"t_{i}")
+            self.solver.add(z3.Implies(self._bool(name), z3.Or([step == k for k in reads])))
+        return self._bool(name)
+
+    def _fits(self, assumptions: list[z3.BoolRef]) -> z3.ModelRef | None:
+        """A model of ``assumptions``, or None if there is none or the solver gives up."""
+        try:
+            answer = self.solver.check(*assumptions)
+        except z3.Z3Exception:
+            return None
+        return self.solver.model() if answer == z3.sat else None
 
     def _shortest(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """A model of ``assumptions`` with the fewest active steps (binary search on the length; a witness is
@@ -268,8 +345,7 @@ class CaseSolver:
         return [self._bool(f"c_{j}") for j in range(len(self.check_ids))]
 
     def _world(self) -> list[z3.BoolRef]:
-        focus = [tool for tool in self.encoding.layout.tools if tool in self.encoding.check_tools]
-        return [*self._selectors(focus, "P"), self._bool("G")]
+        return [self._bool(name) for name in self.encoding.world]
 
     def _length(self, model: z3.ModelRef) -> int:
         for i in range(self.encoding.bound):
@@ -289,16 +365,30 @@ class CaseSolver:
                     continue
                 args[name] = self._decode_slot(model, slot.var(i), slot.sort, slot.enum)
             calls.append(WitnessCall(tool=tool, args=args))
-            if tool in focus:
+            refusal = self.encoding.refusal
+            if refusal and self._true(model, f"A_{i}"):
+                continue
+            if tool in focus or refusal:
                 transition = self.encoding.checked.model.transition(tool)
+                refused = " (the call is refused)" if refusal else ""
                 for j, template in enumerate(self.encoding.pre_templates.get(tool, [])):
                     if not self._holds(model, template.format(i=i, j=i + 1)):
                         assert transition is not None
-                        violations.append(f"step {i}: {tool} precondition {format_expr(transition.pre[j])} is false")
+                        pre = format_expr(transition.pre[j])
+                        violations.append(f"step {i}: {tool} precondition {pre} is false{refused}")
+        if goal and self.encoding.refusal:
+            for j, check in enumerate(self.encoding.checks):
+                if not self._true(model, f"ca_{j}"):
+                    violations.append(
+                        f"check {self.check_ids[j]} holds only through refused calls: {format_check(check)}"
+                    )
         if goal and not z3.is_true(model.eval(self._bool("G"), model_completion=True)):
             goals = " ".join(format_expr(e) for e in self.encoding.checked.model.goal)
             violations.append(f"goal {goals} is not reached")
         return Witness(calls=calls, initial_state=self._initial_state(model), violations=violations)
+
+    def _true(self, model: z3.ModelRef, name: str) -> bool:
+        return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
 
     def _holds(self, model: z3.ModelRef, term: str) -> bool:
         """Evaluate an SMT-LIB term of this encoding in ``model`` (used only to explain a witness)."""

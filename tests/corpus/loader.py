@@ -14,13 +14,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mantra_env.domains import load_domain
+from mantra_env.smt import DEFAULT_MODE, MODES
 from mantra_env.tools import ToolSpec
 from tests.worldmodel.paper import PAPER_TOOLS
 
 CORPUS_DIR = Path(__file__).parent
 ToolsName = Literal["paper", "operations"]
 TOOL_SETS: tuple[ToolsName, ...] = ("paper", "operations")
-_ENTRY_KEYS = {"description", "model_file", "tools", "checks", "initial", "bound", "expect", "xfail"}
+_ENTRY_KEYS = {"description", "model_file", "tools", "checks", "initial", "bound", "expect", "xfail", "kind"}
+# The kinds of conflict entries (``conflict_*``, issue 14). ``list`` waits for list-valued parameters in the DSL.
+CONFLICT_KINDS = (
+    "repeated",
+    "junk",
+    "ordering",
+    "never",
+    "contradictory",
+    "overrestrictive",
+    "insensitive",
+    "list",
+)
+PENDING_KINDS = ("list",)
+CONFLICT_MAX_BOUND = 4  # conflict entries are brute-forced: every trace up to the bound
 STAGES = ("parser", "checker", "solver", "grader")
 _FORWARD = ("consistent", "conflict")
 _WITNESS = ("found", "infeasible")
@@ -57,7 +71,17 @@ class SolverExpect:
     witness: str
 
 
-Expect = ParseErrorExpect | TypeErrorExpect | SolverExpect
+@dataclass(frozen=True)
+class ModeExpects:
+    """The solver statuses expected in each query mode (``mantra_env.smt.MODES``)."""
+
+    modes: Mapping[str, SolverExpect]
+
+    def of(self, mode: str = DEFAULT_MODE) -> SolverExpect:
+        return self.modes[mode]
+
+
+Expect = ParseErrorExpect | TypeErrorExpect | ModeExpects
 
 
 @dataclass(frozen=True)
@@ -83,6 +107,7 @@ class CorpusEntry:
     initial: Mapping[str, Any] = field(default_factory=dict)
     bound: int = 8
     xfail: KnownBug | None = None
+    conflict_kind: str | None = None
 
     def known_bug(self, stage: str) -> KnownBug | None:
         """The known engine bug that makes ``stage`` fail for this entry, if any."""
@@ -95,6 +120,11 @@ class CorpusEntry:
         if isinstance(self.expect, TypeErrorExpect):
             return "type_error"
         return "solver"
+
+    def statuses(self, mode: str = DEFAULT_MODE) -> SolverExpect:
+        """The expected statuses of a solver entry in ``mode``."""
+        assert isinstance(self.expect, ModeExpects), f"{self.name} is not a solver entry"
+        return self.expect.of(mode)
 
     def tools(self) -> list[ToolSpec] | None:
         """The tool specs the entry is checked against (``None``: parameters are typed by use)."""
@@ -136,8 +166,21 @@ def _expect(path: Path, data: Any, check_count: int) -> Expect:
         if not isinstance(codes, list) or not codes or not all(isinstance(c, str) for c in codes):
             raise _fail(path, "type_error.codes must be a non-empty list of strings")
         return TypeErrorExpect(tuple(codes), _position(path, body, "line"), _position(path, body, "column"))
+    if keys == set(MODES):
+        return ModeExpects({mode: _statuses(path, data[mode], check_count) for mode in MODES})
     if keys != {"forward", "backward", "witness"}:
-        raise _fail(path, "expect must be {parse_error: ...}, {type_error: ...} or {forward, backward, witness}")
+        raise _fail(
+            path,
+            "expect must be {parse_error: ...}, {type_error: ...}, {forward, backward, witness} (the same in every "
+            f"mode) or one such object per mode {{{', '.join(MODES)}}}",
+        )
+    same = _statuses(path, data, check_count)
+    return ModeExpects(dict.fromkeys(MODES, same))
+
+
+def _statuses(path: Path, data: Any, check_count: int) -> SolverExpect:
+    if not isinstance(data, dict) or set(data) != {"forward", "backward", "witness"}:
+        raise _fail(path, "a mode's expectation needs exactly forward, backward and witness")
     backward = data["backward"]
     if data["forward"] not in _FORWARD or data["witness"] not in _WITNESS:
         raise _fail(path, f"forward must be one of {_FORWARD}, witness one of {_WITNESS}")
@@ -192,11 +235,23 @@ def load_entry(path: Path) -> CorpusEntry:
     if not isinstance(bound, int) or isinstance(bound, bool) or bound < 1:
         raise _fail(path, "bound must be a positive integer")
     expect = _expect(path, data["expect"], len(checks))
-    if isinstance(expect, SolverExpect) and not checks:
+    if isinstance(expect, ModeExpects) and not checks:
         raise _fail(path, "a solver entry needs at least one check")
-    if not isinstance(expect, SolverExpect) and (checks or initial or "bound" in data):
+    if not isinstance(expect, ModeExpects) and (checks or initial or "bound" in data):
         raise _fail(path, "checks, initial and bound belong to solver entries only")
     xfail = _known_bug(path, data.get("xfail"))
+    kind = data.get("kind")
+    if path.stem.startswith("conflict_"):
+        if kind not in CONFLICT_KINDS or kind in PENDING_KINDS:
+            raise _fail(
+                path, f"a conflict entry needs a kind, one of {[k for k in CONFLICT_KINDS if k not in PENDING_KINDS]}"
+            )
+        if not isinstance(expect, ModeExpects) or bound > CONFLICT_MAX_BOUND:
+            raise _fail(path, f"a conflict entry is a solver entry with a bound of at most {CONFLICT_MAX_BOUND}")
+        if xfail is not None or "\n" in str(data["description"]):
+            raise _fail(path, "a conflict entry has a one-line description (its reason) and no xfail")
+    elif kind is not None:
+        raise _fail(path, "kind belongs to conflict entries (conflict_*) only")
     return CorpusEntry(
         name=path.stem,
         description=str(data["description"]),
@@ -208,6 +263,7 @@ def load_entry(path: Path) -> CorpusEntry:
         initial=initial,
         bound=bound,
         xfail=xfail,
+        conflict_kind=kind,
     )
 
 

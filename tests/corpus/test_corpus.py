@@ -17,7 +17,7 @@ import pytest
 
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, TraceIndex, evaluate, parse_check
-from mantra_env.smt import CaseSolver, QueryResult, Witness
+from mantra_env.smt import DEFAULT_MODE, MODES, CaseSolver, Mode, QueryResult, Witness
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import (
     DslSyntaxError,
@@ -32,7 +32,6 @@ from tests.corpus.loader import (
     CorpusEntry,
     CorpusFormatError,
     ParseErrorExpect,
-    SolverExpect,
     TypeErrorExpect,
     entries_of,
     load_entries,
@@ -51,6 +50,17 @@ def cases(entries: Sequence[CorpusEntry], stage: str) -> list[Any]:
         bug = entry.known_bug(stage)
         marks = [pytest.mark.xfail(strict=True, reason=bug.reason)] if bug is not None else []
         params.append(pytest.param(entry, id=entry.name, marks=marks))
+    return params
+
+
+def mode_cases(entries: Sequence[CorpusEntry], stage: str) -> list[Any]:
+    """``cases`` for every query mode (ids ``<mode>-<entry>``); a known bug never excuses the default mode."""
+    params = []
+    for mode in MODES:
+        for entry in entries:
+            bug = entry.known_bug(stage) if mode != DEFAULT_MODE else None
+            marks = [pytest.mark.xfail(strict=True, reason=bug.reason)] if bug is not None else []
+            params.append(pytest.param(entry, mode, id=f"{mode}-{entry.name}", marks=marks))
     return params
 
 
@@ -73,7 +83,7 @@ def test_corpus_covers_the_required_ground() -> None:
         "unknown_name",
     } <= type_codes
     assert len(SOLVER) >= 14
-    expects = [e.expect for e in SOLVER if isinstance(e.expect, SolverExpect) and e.xfail is None]
+    expects = [e.statuses() for e in SOLVER if e.xfail is None]
     assert {x.forward for x in expects} == {"consistent", "conflict"}
     assert {b for x in expects for b in x.backward} == {"consistent", "conflict"}
     assert {x.witness for x in expects} == {"found", "infeasible"}
@@ -158,23 +168,23 @@ class Solved:
         return self.forward.status, tuple(r.status for r in self.backward), self.witness.status
 
 
-_SOLVED: dict[str, Solved] = {}
+_SOLVED: dict[tuple[str, Mode], Solved] = {}
 
 
-def solve(entry: CorpusEntry) -> Solved:
-    """The entry's forward, backward and witness queries (run once per session, shared by stages 3 and 4)."""
-    if entry.name not in _SOLVED:
+def solve(entry: CorpusEntry, mode: Mode = DEFAULT_MODE) -> Solved:
+    """The entry's forward, backward and witness queries in ``mode`` (run once per session, shared by stages 3
+    and 4 and the conflict-corpus tests)."""
+    if (entry.name, mode) not in _SOLVED:
         checks = [CaseCheck(id=f"c{j}", check=text) for j, text in enumerate(entry.checks)]
-        solver = CaseSolver(entry.model, checks, entry.bound, entry.initial, entry.tools())
-        _SOLVED[entry.name] = Solved(solver.forward(), tuple(solver.backward_all()), solver.compliant_witness())
-    return _SOLVED[entry.name]
+        solver = CaseSolver(entry.model, checks, entry.bound, entry.initial, entry.tools(), mode=mode)
+        _SOLVED[entry.name, mode] = Solved(solver.forward(), tuple(solver.backward_all()), solver.compliant_witness())
+    return _SOLVED[entry.name, mode]
 
 
-@pytest.mark.parametrize("entry", cases(SOLVER, "solver"))
-def test_solver_statuses(entry: CorpusEntry) -> None:
-    expect = entry.expect
-    assert isinstance(expect, SolverExpect)
-    assert solve(entry).statuses == (expect.forward, expect.backward, expect.witness)
+@pytest.mark.parametrize(("entry", "mode"), mode_cases(SOLVER, "solver"))
+def test_solver_statuses(entry: CorpusEntry, mode: Mode) -> None:
+    expect = entry.statuses(mode)
+    assert solve(entry, mode).statuses == (expect.forward, expect.backward, expect.witness)
 
 
 # --- stage 4: the Python grader on every witness -------------------------------------------------------------
@@ -189,9 +199,9 @@ def grade(witness: Witness | None, checks: Sequence[Check], bound: int) -> list[
     return [evaluate(check, index).passed for check in checks]
 
 
-@pytest.mark.parametrize("entry", cases(SOLVER, "grader"))
-def test_witnesses_agree_with_the_grader(entry: CorpusEntry) -> None:
-    solved = solve(entry)
+@pytest.mark.parametrize(("entry", "mode"), mode_cases(SOLVER, "grader"))
+def test_witnesses_agree_with_the_grader(entry: CorpusEntry, mode: Mode) -> None:
+    solved = solve(entry, mode)
     checks = [parse_check(text) for text in entry.checks]
     everything = [True] * len(checks)
     if solved.forward.status == "conflict":
@@ -214,6 +224,8 @@ def test_witnesses_agree_with_the_grader(entry: CorpusEntry) -> None:
         ({"descripton": "typo"}, "unknown keys"),
         ({"expect": {"forward": "conflict", "backward": [], "witness": "found"}}, "one of"),
         ({"expect": {"forward": "conflicts", "backward": ["conflict"], "witness": "found"}}, "forward must be"),
+        ({"expect": {"paper": {"forward": "conflict", "backward": ["conflict"], "witness": "found"}}}, "per mode"),
+        ({"kind": "junk"}, "conflict entries"),
         ({"expect": {"parse_error": {"code": "empty", "line": 0, "column": 1}}, "checks": []}, "positive integer"),
         ({"xfail": {"reason": "flaky", "stages": ["solver"]}}, 'start with "bug: "'),
         ({"model_file": "other.wm"}, "model_file must be"),

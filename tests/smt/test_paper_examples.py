@@ -65,7 +65,9 @@ def test_paper_model_parses_checks_and_prints_back_identically() -> None:
 
 @pytest.mark.parametrize("bound", [4, 16])
 def test_paper_model_compiles_with_the_appendix_layout(bound: int) -> None:
-    solver = CaseSolver(PAPER_MODEL, [parse_check("CALL assign_warehouse_picker()")], bound, tools=PAPER_TOOLS)
+    solver = CaseSolver(
+        PAPER_MODEL, [parse_check("CALL assign_warehouse_picker()")], bound, tools=PAPER_TOOLS, mode="paper"
+    )
     text = solver.smtlib()
     # Tool indices 0..3 and the no-op 4; boundary states 0..h over the four variables.
     assert f"(assert (and (<= 0 t_{bound - 1}) (<= t_{bound - 1} 4)))" in text
@@ -78,12 +80,30 @@ def test_paper_model_compiles_with_the_appendix_layout(bound: int) -> None:
     assert "(assert (or (= t_0 0) (= s_1_0 s_0_0)))" in text  # in_stock: only check_inventory writes it
     assert "(assert (=> (= t_0 4) (= t_1 4)))" in text  # contiguous prefix
     # The same inputs give the same formula.
-    again = CaseSolver(PAPER_MODEL, [parse_check("CALL assign_warehouse_picker()")], bound, tools=PAPER_TOOLS)
+    again = CaseSolver(
+        PAPER_MODEL, [parse_check("CALL assign_warehouse_picker()")], bound, tools=PAPER_TOOLS, mode="paper"
+    )
     assert again.smtlib() == text
     witness = solver.compliant_witness()
     assert witness.status == "found" and witness.witness is not None
     assert [c.tool for c in witness.witness.calls] == ["assign_warehouse_picker"]
     assert witness.witness.initial_state["in_stock"] is True
+
+
+def test_refusal_mode_conditions_effects_on_acceptance() -> None:
+    """Under refusal semantics a step is accepted iff its tool's precondition holds; only an accepted step
+    writes (postconditions and frame), and the forward query's focus is the checks on accepted calls."""
+    solver = CaseSolver(PAPER_MODEL, [parse_check("CALL assign_warehouse_picker()")], 4, tools=PAPER_TOOLS)
+    assert solver.mode == "refusal"
+    text = solver.smtlib()
+    assert "(=> (= t_0 4) (not A_0)) (=> (= t_0 0) (= A_0 true))" in text
+    assert "(=> (= t_0 2) (= A_0 (= s_0_0 true)))" in text
+    assert "(=> (and A_0 (= t_0 2)) (= s_1_2 true))" in text
+    assert "(assert (or (= t_0 2) (= s_1_2 s_0_2)))" in text  # the frame axiom, and the stutter:
+    assert "(assert (or A_0 (= s_1_2 s_0_2)))" in text
+    assert "(assert (= ma_0_0 (and m_0_0 A_0)))" in text
+    assert "(assert (= FOCUS (and ca_0 G)))" in text
+    assert "P_2" not in text  # no precondition selectors: nothing restricts which calls a trace makes
 
 
 def test_cross_validation_example_conflict_then_repair() -> None:
@@ -95,7 +115,13 @@ def test_cross_validation_example_conflict_then_repair() -> None:
     assert calls[0].args == {"item_id": "HWM2741", "quantity": 1}
     assert calls[1].args == {"item_name": "Dell UltraSharp U2723QE"}
     assert result.witness.initial_state["inventory_checked"] is False
+    # The only assign was refused, so the check that asks for it holds only through a refused call.
     assert result.witness.violations == [
+        "step 0: assign_warehouse_picker precondition (= inventory_checked true) is false (the call is refused)",
+        'check picker holds only through refused calls: CALL assign_warehouse_picker(item_id="HWM2741", quantity=1)',
+    ]
+    paper = CaseSolver(CV_MODEL, EARLY_CHECKS, 16, INITIAL, OPERATIONS_TOOLS, mode="paper").forward(shortest=True)
+    assert paper.witness is not None and paper.witness.violations == [
         "step 0: assign_warehouse_picker precondition (= inventory_checked true) is false"
     ]
 
@@ -109,16 +135,19 @@ def test_cross_validation_example_conflict_then_repair() -> None:
 
 def test_an_ordering_check_pinned_to_arguments_leaves_other_calls_free() -> None:
     # PRECEDES with pinned arguments only orders the matching calls: a picker assignment for another item
-    # before any inventory check still satisfies the checks and still breaks the precondition.
+    # before any inventory check still satisfies the checks and breaks the precondition. The paper's query
+    # calls that a conflict; under refusal semantics the early assignment is refused and harmless.
     pinned = CaseCheck(
         id="order",
         check='CALL check_inventory(item_name="Dell UltraSharp U2723QE") PRECEDES '
         'CALL assign_warehouse_picker(item_id="HWM2741", quantity=1)',
     )
-    result = CaseSolver(CV_MODEL, [*EARLY_CHECKS, pinned], 16, INITIAL, OPERATIONS_TOOLS).forward(shortest=True)
+    checks = [*EARLY_CHECKS, pinned]
+    result = CaseSolver(CV_MODEL, checks, 16, INITIAL, OPERATIONS_TOOLS, mode="paper").forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     first = result.witness.calls[0]
     assert first.tool == "assign_warehouse_picker" and first.args != {"item_id": "HWM2741", "quantity": 1}
+    assert CaseSolver(CV_MODEL, checks, 16, INITIAL, OPERATIONS_TOOLS).forward().status == "consistent"
 
 
 def test_backward_audit_flags_an_over_restrictive_check() -> None:
@@ -146,3 +175,20 @@ def test_forward_query_finds_checks_too_weak_for_the_goal() -> None:
     result = CaseSolver(GOAL_MODEL, EARLY_CHECKS[:1], 16, INITIAL, OPERATIONS_TOOLS).forward(shortest=True)
     assert result.status == "conflict" and result.witness is not None
     assert result.witness.violations == ["goal (= picker_assigned true) is not reached"]
+
+
+def test_the_compliant_witness_is_canonical_reads_first() -> None:
+    """Shortest, then reads as early as the model allows, then tool-index order: the checks order nothing here,
+    so the read comes first and repeated solvers agree."""
+    checks = [
+        parse_check('CALL create_purchase_order(item="HWC9305")'),
+        parse_check('CALL check_legacy_portal(item="HWC9305")'),
+    ]
+    initial = {"in_stock": False, "legacy_checked": False, "picker_assigned": False, "po_created": False}
+    witnesses = [
+        CaseSolver(PAPER_MODEL, checks, 8, initial, PAPER_TOOLS, mode=mode).compliant_witness().witness
+        for mode in ("paper", "refusal", "refusal")
+    ]
+    assert all(w is not None and w == witnesses[0] for w in witnesses)
+    assert witnesses[0] is not None
+    assert [c.tool for c in witnesses[0].calls] == ["check_legacy_portal", "create_purchase_order"]
