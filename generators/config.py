@@ -249,7 +249,7 @@ def _known_keys(location: tuple[Any, ...]) -> list[str]:
 
 def load_config(path: Path, env: dict[str, str] | None = None) -> GenerationConfig:
     """Read and validate a config file; relative paths in it are relative to the file."""
-    text = read_text(path, "the generation config", ConfigError)
+    text = read_text(path, "the config", ConfigError)
     config = parse_config(text, str(path), path.resolve().parent, env)
     if not config.document_path.is_file():
         raise ConfigError(f"{path}: document_path {config.document_path} does not exist")

@@ -114,7 +114,7 @@ def test_tool_sources(tmp_path: Path) -> None:
 def test_d12_a_non_utf8_config_is_named(tmp_path: Path) -> None:
     path = tmp_path / "generation.yaml"
     path.write_bytes(b"domain: operations\ndocument_path: caf\xe9.md\n")
-    with pytest.raises(ConfigError, match=r"generation.yaml:2:19: the generation config is not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"generation.yaml:2:19: the config is not UTF-8 text"):
         load_config(path)
 
 
