@@ -11,19 +11,17 @@ artifact-writing stages) and ``judge`` (its repair judges). ``role:<name>`` may 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mantra_env.errors import MantraError, did_you_mean, error_path
-
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+from mantra_env.userfiles import expand_env as expand_env  # re-exported: it was defined here
+from mantra_env.userfiles import load_yaml, read_text
 
 
 class ModelConfigError(MantraError, ValueError):
@@ -45,17 +43,6 @@ class ModelConfig(BaseModel):
     max_concurrency: int | None = Field(
         default=None, ge=1, description="Episodes in flight against this provider at most (caps --concurrency)."
     )
-
-
-def expand_env(text: str, env: Mapping[str, str] | None = None) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset variable without default expands to ''."""
-    values = os.environ if env is None else env
-
-    def replace(match: re.Match[str]) -> str:
-        value = values.get(match.group(1))
-        return value if value else (match.group(2) or "")
-
-    return _VAR.sub(replace, text)
 
 
 ROLES = ("agent", "generator", "judge")
@@ -90,10 +77,7 @@ def _read_roles(data: dict[str, Any], source: str) -> dict[str, str]:
 def _read_file(
     text: str, source: str, env: Mapping[str, str] | None
 ) -> tuple[str | None, dict[str, ModelConfig], dict[str, str]]:
-    try:
-        data = yaml.safe_load(expand_env(text, env))
-    except yaml.YAMLError as exc:
-        raise ModelConfigError(f"{source}: not valid YAML: {exc}") from None
+    data = load_yaml(text, source, ModelConfigError, os.environ if env is None else env)
     if not isinstance(data, dict) or not isinstance(data.get("models", {}), dict):
         raise ModelConfigError(f"{source}: expected a mapping with a 'models' mapping of alias -> settings")
     models: dict[str, ModelConfig] = {}
@@ -116,10 +100,7 @@ def load_models_file(env: Mapping[str, str] | None = None) -> ModelsFile:
     user_file = (os.environ if env is None else env).get("MANTRA_MODELS_FILE")
     if user_file:
         path = Path(user_file)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ModelConfigError(f"MANTRA_MODELS_FILE={user_file}: cannot read it ({exc.strerror})") from None
+        text = read_text(path, "the models file named by MANTRA_MODELS_FILE", ModelConfigError)
         user_default, user_models, user_roles = _read_file(text, str(path), env)
         models.update(user_models)
         roles.update(user_roles)

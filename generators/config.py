@@ -4,8 +4,9 @@ The keys are the paper's example config (``run_dir_base``, ``document_path``, ``
 ``llm`` with per-stage overrides, ``retry`` and ``cache``, ``chunking``, ``sampling``, ``validation``,
 ``web_ui``, ``logging``) plus ``domain`` (the registered domain whose toolkit and database the cases run
 against) and ``export`` (the suite written at the end). ``${VAR}`` and ``${VAR:-default}`` are expanded from
-the environment before parsing; relative file paths are relative to the config file, except ``run_dir_base``,
-which is relative to the working directory (where runs go is the caller's choice, not the config's).
+the environment in scalar values after parsing (a variable cannot change the file's structure); relative
+file paths are relative to the config file, except ``run_dir_base``, which is relative to the working
+directory (where runs go is the caller's choice, not the config's).
 
 Models. A stage's model is named like ``--model`` of the runner: an alias or role of ``agents/models.yaml``
 (``local``, ``qwen``, ``role:generator``, ``role:judge``), any litellm model string (``openai/gpt-5.4``), or a
@@ -19,12 +20,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agents.models import expand_env
 from generators.sampling import SamplingSettings
 from mantra_env.errors import MantraError, did_you_mean, error_path
+from mantra_env.userfiles import load_yaml, read_text
 
 STAGES = (
     "document_extraction",
@@ -217,10 +217,7 @@ def parse_config(
     text: str, origin: str = "config", base: Path | None = None, env: dict[str, str] | None = None
 ) -> GenerationConfig:
     """Parse config text (``${VAR:-default}`` expanded from ``env`` or the process environment)."""
-    try:
-        data = yaml.safe_load(expand_env(text, env if env is not None else dict(os.environ)))
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{origin}: not valid YAML: {error}") from None
+    data = load_yaml(text, origin, ConfigError, env if env is not None else os.environ)
     if not isinstance(data, dict):
         raise ConfigError(f"{origin}: expected a mapping of settings (document_path, domain, llm, ...)")
     try:
@@ -252,10 +249,7 @@ def _known_keys(location: tuple[Any, ...]) -> list[str]:
 
 def load_config(path: Path, env: dict[str, str] | None = None) -> GenerationConfig:
     """Read and validate a config file; relative paths in it are relative to the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the config: {error.strerror}") from None
+    text = read_text(path, "the config", ConfigError)
     config = parse_config(text, str(path), path.resolve().parent, env)
     if not config.document_path.is_file():
         raise ConfigError(f"{path}: document_path {config.document_path} does not exist")

@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
@@ -27,6 +26,7 @@ from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError, error_path
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
+from mantra_env.userfiles import load_yaml, read_text
 
 DEFAULT_BOUND = 16
 
@@ -70,17 +70,22 @@ class SuiteSource(BaseModel):
 
 
 def load_source(path: Path) -> SuiteSource:
+    """Read a ``source.yaml``; bad bytes, broken YAML, duplicate keys and case ids are errors naming the place."""
+    data = load_yaml(read_text(path, "suite source", AuthoringError), str(path), AuthoringError)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise AuthoringError(f"{path}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise AuthoringError(f"{path}: not valid YAML: {error}") from None
-    try:
-        return SuiteSource.model_validate(data)
+        source = SuiteSource.model_validate(data)
     except ValidationError as error:
         problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in error.errors())
         raise AuthoringError(f"{path}: {problems}") from None
+    seen: dict[str, int] = {}
+    for position, case in enumerate(source.cases):
+        if case.id in seen:
+            raise AuthoringError(
+                f"{path}: cases.{position}: case id {case.id!r} is also the id of cases.{seen[case.id]}; "
+                "case ids must be unique"
+            )
+        seen[case.id] = position
+    return source
 
 
 def world_model_text(source: SuiteSource, case: CaseSource) -> str:

@@ -7,6 +7,7 @@ A suite is a folder (or a ``.jsonl`` file) holding ``suite.jsonl`` with one :cla
 from __future__ import annotations
 
 import json
+import numbers
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,16 +22,27 @@ from pydantic import (
 )
 
 from mantra_env.checks import Check, check_from_json, format_check
-from mantra_env.errors import CaseFileError, error_path
+from mantra_env.errors import CaseFileError, MantraError, did_you_mean, error_path
+from mantra_env.limits import bounded
+from mantra_env.userfiles import read_text
 
 SCHEMA_VERSION: Literal[1] = 1
 
 Author = Literal["llm", "human"]
 
 
+class UnknownCaseError(MantraError, KeyError, IndexError):
+    """A case id or index that the suite does not have (a :class:`KeyError` and an :class:`IndexError`, as
+    a dict or a list lookup would raise)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError's str() would show the message quoted
+
+
 def _check_or_text(value: Any) -> Any:
-    # Checks may be written in their text form in hand-made files; they are stored in JSON form.
-    return check_from_json(value) if isinstance(value, str) else value
+    # Checks may be written in their text form in hand-made files; they are stored in JSON form. Both go
+    # through check_from_json, which bounds their nesting before anything recursive sees them.
+    return check_from_json(value) if isinstance(value, str | dict) else value
 
 
 class CaseCheck(BaseModel):
@@ -155,18 +167,29 @@ class Suite(BaseModel):
     cases: list[Case]
 
     def case(self, key: str | int) -> Case:
-        """A case by id or by index."""
-        if isinstance(key, int):
-            if not -len(self.cases) <= key < len(self.cases):
-                raise IndexError(
-                    f"suite {self.manifest.name!r} has {len(self.cases)} cases; index {key} is out of range"
-                )
-            return self.cases[key]
+        """A case by id or by index.
+
+        Raises:
+            UnknownCaseError: for an unknown id, an index out of range, or a key of another type.
+        """
+        name = self.manifest.name
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            if not -len(self.cases) <= int(key) < len(self.cases):
+                raise UnknownCaseError(f"suite {name!r} has {len(self.cases)} cases; index {key} is out of range")
+            return self.cases[int(key)]
+        if not isinstance(key, str):
+            raise UnknownCaseError(
+                f"a case is chosen by its id (a string) or its index (an int), not by a {type(key).__name__}"
+            )
         for case in self.cases:
             if case.id == key:
                 return case
-        known = ", ".join(c.id for c in self.cases[:10])
-        raise KeyError(f"suite {self.manifest.name!r} has no case {key!r}; its cases include: {known}")
+        ids = [c.id for c in self.cases]
+        hint = did_you_mean(key, ids)
+        known = ", ".join(ids[:10])
+        raise UnknownCaseError(
+            f"suite {name!r} has no case {bounded(key)!r}; {hint + ' ' if hint else ''}its cases include: {known}"
+        )
 
 
 def _describe(exc: ValidationError) -> str:
@@ -177,10 +200,7 @@ def _describe(exc: ValidationError) -> str:
 
 def load_cases(path: Path) -> list[Case]:
     """Read a JSONL file of cases; every problem names the file, line and field."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read case file: {exc.strerror}") from None
+    lines = read_text(path, "case file", CaseFileError).splitlines()
     cases: list[Case] = []
     ids: set[str] = set()
     for lineno, line in enumerate(lines, start=1):
@@ -190,10 +210,14 @@ def load_cases(path: Path) -> list[Case]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CaseFileError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError):  # an integer of more than 4300 digits; nesting beyond ~1000
+            raise CaseFileError(f"{path}:{lineno}: not usable JSON (a huge number or nesting too deep)") from None
         try:
             case = Case.model_validate(data)
         except ValidationError as exc:
             raise CaseFileError(f"{path}:{lineno}: invalid case: {_describe(exc)}") from None
+        except RecursionError:
+            raise CaseFileError(f"{path}:{lineno}: invalid case: a value nests too deep") from None
         if case.id in ids:
             raise CaseFileError(f"{path}:{lineno}: case id {case.id!r} appears twice in the file")
         ids.add(case.id)
@@ -201,17 +225,27 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
+def load_manifest(path: Path) -> SuiteManifest:
+    """Read a suite's ``manifest.json`` (or the one in the folder ``path``); problems name the file."""
+    return _read_manifest(path / "manifest.json" if path.is_dir() else path)
+
+
+def _read_manifest(path: Path) -> SuiteManifest:
+    text = read_text(path, "suite manifest", CaseFileError)
+    try:
+        return SuiteManifest.model_validate_json(text)
+    except ValidationError as exc:
+        raise CaseFileError(f"{path}: invalid manifest: {_describe(exc)}") from None
+
+
 def load_suite(path: Path) -> Suite:
-    """Load a suite from its folder (``suite.jsonl`` + ``manifest.json``)."""
+    """Load a suite from its folder (``suite.jsonl`` + ``manifest.json``) or its ``suite.jsonl``."""
+    if not path.exists():
+        raise CaseFileError(f"{path}: no such suite folder or file")
     folder = path if path.is_dir() else path.parent
     jsonl = folder / "suite.jsonl" if path.is_dir() else path
     manifest_path = folder / "manifest.json"
-    try:
-        manifest = SuiteManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CaseFileError(f"{manifest_path}: cannot read suite manifest: {exc.strerror}") from None
-    except ValidationError as exc:
-        raise CaseFileError(f"{manifest_path}: invalid manifest: {_describe(exc)}") from None
+    manifest = _read_manifest(manifest_path)
     cases = load_cases(jsonl)
     if manifest.case_count != len(cases):
         raise CaseFileError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Literal
 
@@ -12,12 +13,12 @@ from graders import grade
 from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
+from mantra_env.limits import MAX_TEXT, bounded, json_problem
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
 from mantra_env.verdict import VERDICT_ADAPTER, Verdict
 
 RewardMode = Literal["binary", "fraction", "shaped"]
-MAX_TEXT = 1_000_000
 UNPARSEABLE = "<unparseable>"
 TOOL_ERROR_PENALTY = 0.02
 
@@ -90,6 +91,7 @@ class MantraEnv(gym.Env[str, str]):
             raise MantraError(f"max_steps must be at least 1, got {max_steps}")
         if not suite.cases:
             raise MantraError(f"suite {suite.manifest.name!r} has no cases")
+        domain.check_suite(suite)  # a check naming what the domain lacks is no honest verdict
         self.suite, self.domain = suite, domain
         self.default_case = case
         if case is not None:
@@ -128,17 +130,18 @@ class MantraEnv(gym.Env[str, str]):
             raise MantraError("step() called on a finished episode: call reset() first")
         parsed, problem = _parse_action(action)
         if parsed is not None and "final_answer" in parsed:
-            return self._finish(json.dumps({"done": True}), truncated=False, answer=str(parsed["final_answer"]))
+            answer = _answer_text(parsed["final_answer"])
+            return self._finish(json.dumps({"done": True}), truncated=False, answer=answer)
         if problem is not None:
             name = parsed["tool"] if parsed is not None else UNPARSEABLE
-            raw = parsed["raw"] if parsed is not None else action if isinstance(action, str) else repr(action)
+            raw = parsed["raw"] if parsed is not None else _raw_text(action)
             call = ToolCall.model_construct(
                 step=len(self._calls), tool=name, args={}, result=None, error=problem, kind=self._kinds.get(name),
-                raw_arguments=raw[:MAX_TEXT],
+                raw_arguments=raw,
             )  # fmt: skip
         else:
             assert parsed is not None
-            name, arguments = parsed["tool"], parsed.get("arguments", {})
+            name, arguments = parsed["tool"], parsed["arguments"]
             result, error = self._toolkit.execute(name, arguments)
             call = ToolCall.model_construct(
                 step=len(self._calls), tool=name, args=arguments, result=_jsonable(result), error=error,
@@ -190,14 +193,26 @@ class MantraEnv(gym.Env[str, str]):
 
 
 def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]:
-    """The action as a dict with a valid shape, or a structured error saying what is wrong with it."""
+    """The action as a dict with a valid shape, or a structured error saying what is wrong with it.
+
+    A tool call's ``arguments`` come back as a private copy of JSON values within :mod:`mantra_env.limits`,
+    so the caller reusing its dict cannot rewrite the recorded trace, and the trace always serialises. Limits
+    are checked without recursion, before anything recursive (copying, validation, printing) sees the value.
+    """
+    from_text = isinstance(action, str)
     if isinstance(action, str):
+        if len(action) > MAX_TEXT:
+            return None, ToolError(
+                code="unparseable_action", message=f"the action is longer than {MAX_TEXT} characters"
+            )
         try:
             action = json.loads(action)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError) as exc:  # ValueError: also integers of more than 4300 digits
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it nests too deep or holds a huge number"
             return None, ToolError(
                 code="unparseable_action",
-                message='the action is not JSON; send {"tool": name, "arguments": {...}} or {"final_answer": text}',
+                message=f"the action is not JSON ({reason}); send "
+                '{"tool": name, "arguments": {...}} or {"final_answer": text}',
             )
     if not isinstance(action, dict):
         return None, ToolError(code="unparseable_action", message="the action must be a JSON object")
@@ -206,15 +221,46 @@ def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]
     tool, arguments = action.get("tool"), action.get("arguments", {})
     if not isinstance(tool, str) or not tool:
         return None, ToolError(code="unparseable_action", message="the action needs a 'tool' name (a string)")
+    tool = _safe_text(bounded(tool))  # a 10 MB name is stored and echoed as a marked prefix
     if not isinstance(arguments, dict):
         # The agent did call this tool: it is recorded under its name, with the raw arguments kept.
-        return {"tool": tool, "arguments": {}, "raw": json.dumps(arguments, default=repr)}, ToolError(
+        return {"tool": tool, "arguments": {}, "raw": _raw_text(arguments)}, ToolError(
             code="invalid_arguments", message=f"{tool}: 'arguments' must be a JSON object"
         )
-    extra = sorted(set(action) - {"tool", "arguments"})
+    extra = sorted(bounded(str(key)) for key in set(action) - {"tool", "arguments"})
     if extra:
         return None, ToolError(code="unparseable_action", message=f"unexpected keys in the action: {', '.join(extra)}")
-    return action, None
+    problem = json_problem(arguments)
+    if problem is not None:
+        return {"tool": tool, "arguments": {}, "raw": _raw_text(arguments)}, ToolError(
+            code="invalid_arguments", message=f"{tool}: the arguments {problem}"
+        )
+    return {"tool": tool, "arguments": arguments if from_text else copy.deepcopy(arguments)}, None
+
+
+def _safe_text(text: str) -> str:
+    """``text`` with lone surrogates escaped (``\\ud800``), so that it can be stored and sent as UTF-8."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _raw_text(value: Any) -> str | None:
+    """What the agent sent, as text for the trace (bounded), or ``None`` if it cannot be printed at all."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, default=lambda item: f"<{type(item).__name__}>")
+        except (ValueError, RecursionError):  # circular, too deep, an integer too long to print
+            return None
+    return _safe_text(text[:MAX_TEXT])
+
+
+def _answer_text(answer: Any) -> str:
+    """The final answer as stored text: a string as is, any other JSON value as JSON (bounded)."""
+    if not isinstance(answer, str):
+        problem = json_problem(answer)
+        answer = json.dumps(answer, ensure_ascii=False) if problem is None else f"<a final answer that {problem}>"
+    return _safe_text(answer[:MAX_TEXT])
 
 
 def _jsonable(value: Any) -> Any:

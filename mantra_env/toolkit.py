@@ -18,10 +18,10 @@ from typing import Any, ClassVar, TypeVar, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from mantra_env.errors import MantraError, error_path
+from mantra_env.limits import MAX_STRING_CHARS, bounded, json_problem
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolError, ToolKind
 
-MAX_STRING_CHARS = 10_000
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -150,16 +150,6 @@ def derive_tool(owner: type, name: str, method: Callable[..., Any], kind: ToolKi
     return ToolDefinition(spec=spec, arguments=model, method_name=name)
 
 
-def _too_long(value: Any) -> bool:
-    if isinstance(value, str):
-        return len(value) > MAX_STRING_CHARS
-    if isinstance(value, list):
-        return any(_too_long(v) for v in value)
-    if isinstance(value, dict):
-        return any(_too_long(v) for v in value.values())
-    return False
-
-
 class Toolkit:
     """Base class of a domain's tools. Subclasses define ``@tool`` methods over ``self.db``."""
 
@@ -186,11 +176,12 @@ class Toolkit:
         definition = self.definitions().get(name)
         if definition is None:
             known = ", ".join(self.definitions())
-            return None, ToolError(code="unknown_tool", message=f"there is no tool {name!r}; the tools are: {known}")
-        if _too_long(dict(arguments)):
             return None, ToolError(
-                code="invalid_arguments", message=f"a string argument is longer than {MAX_STRING_CHARS} characters"
+                code="unknown_tool", message=f"there is no tool {bounded(name)!r}; the tools are: {known}"
             )
+        problem = json_problem(dict(arguments), strings=MAX_STRING_CHARS)
+        if problem is not None:  # checked first: pydantic's validation and error messages recurse into values
+            return None, ToolError(code="invalid_arguments", message=f"{name}: the arguments {problem}")
         try:
             parsed = definition.arguments.model_validate(dict(arguments))
         except ValidationError as exc:

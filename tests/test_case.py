@@ -1,9 +1,11 @@
+import re
 from pathlib import Path
 
 import pytest
 
-from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest, load_suite, write_suite
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest, UnknownCaseError, load_suite, write_suite
 from mantra_env.checks import parse_check
+from mantra_env.errors import MantraError
 
 
 def _suite() -> Suite:
@@ -36,7 +38,7 @@ def test_suite_round_trips_through_jsonl(tmp_path: Path) -> None:
 def test_case_lookup_by_id_and_index() -> None:
     suite = _suite()
     assert suite.case(1).id == "ops-1" and suite.case("ops-2").id == "ops-2" and suite.case(-1).id == "ops-2"
-    with pytest.raises(KeyError, match="has no case 'ops-9'; its cases include: ops-0, ops-1, ops-2"):
+    with pytest.raises(KeyError, match=r"no case 'ops-9'; did you mean 'ops-2'[?] its cases include: ops-0, ops-1"):
         suite.case("ops-9")
     with pytest.raises(IndexError, match="has 3 cases; index 3 is out of range"):
         suite.case(3)
@@ -45,3 +47,13 @@ def test_case_lookup_by_id_and_index() -> None:
 def test_check_text_property_is_canonical() -> None:
     entry = CaseCheck(id="c", check="check_inventory PRECEDES assign_warehouse_picker")  # type: ignore[arg-type]
     assert entry.text == "CALL check_inventory() PRECEDES CALL assign_warehouse_picker()"
+
+
+def test_d9_case_lookups_raise_one_mantra_error() -> None:
+    suite = _suite()
+    for key, message in [("ops9", "no case 'ops9'; did you mean"), (3, "out of range"), (1.0, "not by a float"),
+                         (None, "not by a NoneType"), (True, "not by a bool")]:  # fmt: skip
+        with pytest.raises(UnknownCaseError, match=re.escape(message)) as info:
+            suite.case(key)  # type: ignore[arg-type]
+        assert isinstance(info.value, MantraError) and isinstance(info.value, LookupError)
+        assert not str(info.value).startswith("'")  # not KeyError's quoted form

@@ -34,8 +34,11 @@ from mantra_env.checks.semantics import (
 )
 from mantra_env.checks.text import format_check, parse_check
 from mantra_env.errors import CheckValueError, error_path
+from mantra_env.limits import MAX_CHECK_ATOMS, MAX_DEPTH, json_depth
 
 CHECK_ADAPTER: TypeAdapter[Check] = TypeAdapter(Check)
+MAX_CHECK_JSON_DEPTH = MAX_CHECK_ATOMS + MAX_DEPTH + 4
+"""The deepest JSON form a check within the limits can have (an OR per atom, an atom, its args, a value)."""
 
 
 def check_to_json(check: Check) -> dict[str, Any]:
@@ -52,6 +55,11 @@ def check_from_json(data: Any) -> Check:
     """
     if isinstance(data, str):
         return parse_check(data)
+    if json_depth(data, MAX_CHECK_JSON_DEPTH) > MAX_CHECK_JSON_DEPTH:  # validation recurses on nesting
+        raise CheckValueError(
+            f"invalid check JSON: it nests more than {MAX_CHECK_JSON_DEPTH} levels deep "
+            f"(a check has at most {MAX_CHECK_ATOMS} atoms, argument values nest at most {MAX_DEPTH} levels)"
+        )
     try:
         return CHECK_ADAPTER.validate_python(data)
     except ValidationError as exc:
@@ -61,6 +69,7 @@ def check_from_json(data: Any) -> Check:
 
 __all__ = [
     "CHECK_ADAPTER",
+    "MAX_CHECK_JSON_DEPTH",
     "NODE_TYPES",
     "After",
     "Atom",

@@ -13,9 +13,10 @@ import re
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from mantra_env.errors import CheckValueError
+from mantra_env.limits import MAX_CHECK_ATOMS, MAX_DEPTH, json_depth
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -63,6 +64,13 @@ class _Node(BaseModel):
         return format_check(self)  # type: ignore[arg-type]
 
     @cached_property
+    def atom_count(self) -> int:
+        """The number of atoms (anchors included); cached, so an OR chain counts its atoms in linear time."""
+        if isinstance(self, Or):
+            return self.left.atom_count + self.right.atom_count
+        return 1 if isinstance(self, _AtomBase) else 2
+
+    @cached_property
     def atoms(self) -> tuple[Call | NoCall, ...]:
         """Every atom of this check, anchors included, left to right."""
         return tuple(atoms(self))  # type: ignore[arg-type]
@@ -101,6 +109,8 @@ class _AtomBase(_Node):
         for name, value in args.items():
             if not isinstance(name, str) or not IDENTIFIER.match(name):
                 raise CheckValueError(f"argument name {name!r} is not an identifier")
+            if json_depth(value) > MAX_DEPTH:  # canonical_value and everything after it recurse
+                raise CheckValueError(f"argument {name!r}: its value nests more than {MAX_DEPTH} levels deep")
             out[name] = canonical_value(value, f"argument {name!r}")
         return out
 
@@ -126,6 +136,15 @@ class Or(_Node):
     op: Literal["or"] = "or"
     left: Check
     right: Check
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Or:
+        # Every walk over a check (grading, printing, the Z3 encoding) recurses on OR; bounding the atoms
+        # bounds the depth. The operands' counts are cached, so a chain is checked without recursion.
+        count = self.left.atom_count + self.right.atom_count
+        if count > MAX_CHECK_ATOMS:
+            raise CheckValueError(f"a check may have at most {MAX_CHECK_ATOMS} atoms; this OR has {count}")
+        return self
 
 
 class After(_Node):

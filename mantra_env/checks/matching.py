@@ -50,8 +50,10 @@ def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
     lines = ["def run(calls):", f"    found = tuple([] for _ in range({len(keys)}))"]
     lines.append("    for step, call in enumerate(calls):")
     lines.append("        t = call.tool")
-    for position, (tool, slots) in enumerate(by_tool.items()):
-        lines.append(f"        {'if' if position == 0 else 'elif'} t == {tool!r}:")
+    for tool, slots in by_tool.items():
+        # Flat `if ...: continue` blocks, not an elif chain: CPython compiles an elif chain recursively, and a
+        # check set naming thousands of tools would overflow the compiler's stack.
+        lines.append(f"        if t == {tool!r}:")
         lines.append("            a = call.args")
         for slot, atom in slots:
             if atom.args:
@@ -60,6 +62,7 @@ def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
                 lines.append(f"                found[{slot}].append(step)")
             else:
                 lines.append(f"            found[{slot}].append(step)")
+        lines.append("            continue")
     lines.append("    return {" + ", ".join(f"K{slot}: tuple(found[{slot}])" for slot in range(len(keys))) + "}")
     namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, **constants}
     namespace.update({f"K{slot}": key for slot, key in enumerate(keys)})

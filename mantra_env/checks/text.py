@@ -33,6 +33,7 @@ from mantra_env.checks.ast import (
     Precedes,
 )
 from mantra_env.errors import CheckSyntaxError, CheckValueError
+from mantra_env.limits import MAX_DEPTH
 
 _ORDER_WORDS = ("AFTER", "BEFORE", "FOLLOWS", "PRECEDES")
 _KEYWORDS = {"CALL", "NO-CALL", "OR", *_ORDER_WORDS}
@@ -49,6 +50,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0  # open parentheses: the parser recurses on them
 
     # -- scanning -------------------------------------------------------------------------------------
     def skip(self) -> None:
@@ -107,9 +109,14 @@ class _Parser:
     def check(self) -> Check:
         left = self.ordered()
         while self.peek_word() == "OR":
+            position = self.pos
             self.take_word()
             right = self.ordered()
-            left = Or(left=left, right=right)
+            try:
+                left = Or(left=left, right=right)
+            except ValidationError as exc:  # too many atoms
+                message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                raise self.error(message, "fewer atoms", position) from None
         return left
 
     def ordered(self) -> Check:
@@ -147,8 +154,12 @@ class _Parser:
 
     def primary(self) -> Check:
         if self.take_char("("):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.error(f"parentheses nest more than {MAX_DEPTH} levels", "an atom", self.pos - 1)
             inner = self.check()
             self.expect_char(")", "to close the parenthesised check")
+            self.depth -= 1
             return inner
         return self.atom()
 
@@ -223,6 +234,10 @@ class _Parser:
             ) from None
         except ValueError as exc:
             raise self.error(f"argument {name!r}: {exc}", "JSON value", start) from None
+        except RecursionError:
+            raise self.error(
+                f"argument {name!r}: the value nests more than {MAX_DEPTH} levels deep", "JSON value", start
+            ) from None
         self.pos = end
         return value
 

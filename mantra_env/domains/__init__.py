@@ -10,6 +10,7 @@ import copy
 import importlib
 import json
 import pkgutil
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -68,6 +69,44 @@ class Domain:
             kinds=MappingProxyType({spec["name"]: spec["kind"] for spec in specs}),
         )
 
+    def check_suite(self, suite: Suite) -> None:
+        """Refuse a suite that does not fit this domain: a case of another domain, a check naming a tool the
+        domain lacks or pinning an argument its tool does not take (or a value of another JSON type than the
+        tool's schema says), a database patch that does not apply.
+
+        Such a check is never an honest verdict: ``NO-CALL ghost()`` passes every agent, ``CALL ghost()``
+        fails every one. Every path that hands a suite to an episode goes through here (:func:`find_suite`,
+        :class:`~mantra_env.env.MantraEnv`); a suite object is checked once per domain.
+
+        Raises:
+            DomainError: listing each problem with its case id, check id and a did-you-mean.
+        """
+        key = (self.name, id(suite))
+        if _CHECKED_SUITES.get(key) is suite:
+            return
+        specs = {spec.name: spec.parameters for spec in self.tool_specs()}
+        problems: list[str] = []
+        for case in suite.cases:
+            where = f"case {case.id!r}"
+            if case.domain != self.name:
+                problems.append(f"{where}: its domain is {case.domain!r}, not {self.name!r}")
+                continue
+            for entry in case.checks:
+                for atom in entry.check.atoms:
+                    problem = _atom_problem(atom.tool, atom.args, specs)
+                    if problem:
+                        problems.append(f"{where}, check {entry.id!r}: {problem}")
+            if case.database_patch:
+                try:
+                    self.fresh_database(case.database_patch)
+                except DomainError as error:
+                    problems.append(f"{where}: {error}")
+        if problems:
+            shown = "\n  ".join(problems[:10])
+            more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+            raise DomainError(f"suite {suite.manifest.name!r} does not fit domain {self.name!r}:\n  {shown}{more}")
+        _CHECKED_SUITES[key] = suite
+
     def tool_specs(self) -> list[ToolSpec]:
         """The domain's tools as agents see them (derived from the toolkit's code)."""
         return self.toolkit(self.fresh_database()).tool_specs()
@@ -98,6 +137,58 @@ class Domain:
         except ValidationError as exc:
             problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
             raise DomainError(f"{self.name}: the patched database is invalid: {problems}") from None
+
+
+_CHECKED_SUITES: weakref.WeakValueDictionary[tuple[str, int], Suite] = weakref.WeakValueDictionary()
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _atom_problem(tool: str, args: Mapping[str, Any], specs: Mapping[str, dict[str, Any]]) -> str:
+    """What is wrong with an atom ``tool(args)`` for tools with these parameter schemas (``""`` if nothing)."""
+    schema = specs.get(tool)
+    if schema is None:
+        hint = did_you_mean(tool, specs)
+        return f"{tool!r} is not a tool of this domain; {hint or 'its tools: ' + ', '.join(specs)}"
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name, value in args.items():
+        if name not in properties:
+            hint = did_you_mean(name, properties)
+            takes = ", ".join(properties) or "no arguments"
+            return f"{tool} takes no argument {name!r}; {hint or 'it takes ' + takes}"
+        if not _fits(value, properties[name], schema.get("$defs", {})):
+            return f"{tool}({name}={json.dumps(value, ensure_ascii=False)}): {_expected(properties[name])}"
+    return ""
+
+
+def _fits(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> bool:
+    """Whether a (canonical) JSON value has the type, and is one of the values, that ``schema`` allows."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = defs.get(ref.removeprefix("#/$defs/"), {})
+    if "anyOf" in schema:
+        return any(_fits(value, option, defs) for option in schema["anyOf"])
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        allowed = _JSON_TYPES.get(kind, (object,))
+        if isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed):
+            return True
+    return False
+
+
+def _expected(schema: Mapping[str, Any]) -> str:
+    return f"the tool's schema allows {json.dumps({k: v for k, v in schema.items() if k != 'description'})}"
 
 
 def apply_patch_operation(data: dict[str, Any], operation: dict[str, Any], where: str = "patch") -> None:
@@ -136,7 +227,9 @@ def apply_patch_operation(data: dict[str, Any], operation: dict[str, Any], where
 
 
 def _index(node: list[Any], key: str, message: str) -> int:
-    if not key.lstrip("-").isdigit() or not -len(node) <= int(key) < len(node):
+    digits = key.removeprefix("-")
+    # ASCII digits only: str.isdigit() accepts '٣' (int() reads it as 3) and '²' (int() refuses it).
+    if not (digits.isascii() and digits.isdigit()) or not -len(node) <= int(key) < len(node):
         raise DomainError(message)
     return int(key)
 
@@ -176,20 +269,33 @@ def load_json(path: Path) -> dict[str, Any]:
 
 
 def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
-    """A suite by name (``operations`` or ``operations/starter``) or by folder path, with its domain if known."""
+    """A suite by name (``operations`` or ``operations/starter``) or by folder path, with its domain if known.
+
+    A suite whose domain is known is checked against it (:meth:`Domain.check_suite`).
+    """
     path = Path(name_or_path)
     if path.exists():
         suite = load_suite(path)
         domain = load_domain(suite.manifest.domain) if suite.manifest.domain in domain_names() else None
+        if domain is not None:
+            domain.check_suite(suite)
         return domain, suite
     domain_name, _, suite_name = name_or_path.partition("/")
+    if domain_name not in domain_names() and (path.suffix or len(path.parts) > 2 or name_or_path[:1] in "./~"):
+        raise DomainError(f"{name_or_path}: no such suite folder or file (and not a suite name: DOMAIN/SUITE)")
     domain = load_domain(domain_name)
     if not domain.suite_dirs:
         raise DomainError(f"the {domain_name} domain has no suite yet (its suite comes from the generation pipeline)")
     key = suite_name or next(iter(domain.suite_dirs))
     if key not in domain.suite_dirs:
-        raise DomainError(f"domain {domain_name!r} has no suite {key!r}; its suites: {', '.join(domain.suite_dirs)}")
-    return domain, load_suite(domain.suite_dirs[key])
+        hint = did_you_mean(key, domain.suite_dirs)
+        raise DomainError(
+            f"domain {domain_name!r} has no suite {key!r}; {hint + ' ' if hint else ''}"
+            f"its suites: {', '.join(domain.suite_dirs)}"
+        )
+    suite = load_suite(domain.suite_dirs[key])
+    domain.check_suite(suite)
+    return domain, suite
 
 
 __all__ = [

@@ -5,11 +5,14 @@ Nothing here imports Z3 (the compiler is :mod:`mantra_env.smt`).
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from mantra_env.errors import error_path
+from mantra_env.limits import is_unicode, lone_surrogate_text
 from mantra_env.worldmodel.ast import (
     ArrayType,
     ConstDecl,
@@ -51,8 +54,15 @@ def model_from_json(data: Any, origin: str = "world model JSON") -> WorldModel:
     """A model from its JSON form (a dict or a JSON string).
 
     Raises:
-        DslSyntaxError: naming the JSON path of every problem (code ``bad_json``).
+        DslSyntaxError: naming the JSON path of every problem (code ``bad_json``), or code ``bad_string`` for
+            a string with a lone surrogate (refused in the text form too).
     """
+    # A string with a lone surrogate is refused with the same code as in the text form (bad_string): such
+    # text cannot be stored or sent as UTF-8. JSON text carries it as an escape that validate_json refuses.
+    bad = _lone_surrogate(data)
+    if bad is not None:
+        shown = bad.encode("utf-8", "backslashreplace").decode("utf-8")[:60]
+        raise DslSyntaxError([_surrogate_problem(repr(shown))], None, origin)
     try:
         if isinstance(data, str | bytes):
             return MODEL_ADAPTER.validate_json(data)
@@ -62,6 +72,29 @@ def model_from_json(data: Any, origin: str = "world model JSON") -> WorldModel:
             Diagnostic("bad_json", f"{error_path(e['loc'], '(root)')}: {e['msg']}") for e in error.errors()[:20]
         ]
         raise DslSyntaxError(problems, None, origin) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(data: Any) -> str | None:
+    """The first string of the JSON form (Python or text) that holds a lone surrogate, if any."""
+    if isinstance(data, str | bytes):
+        try:
+            text = data.decode("utf-8") if isinstance(data, bytes) else data
+        except UnicodeDecodeError:
+            return None  # validate_json reports it
+        if not _SURROGATE_ESCAPE.search(text) and is_unicode(text):
+            return None  # the common case: no need to read the text twice
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None  # validate_json reports it
+    return lone_surrogate_text(data)
+
+
+def _surrogate_problem(what: str) -> Diagnostic:
+    return Diagnostic("bad_string", f"a string holds a lone surrogate ({what}); use real characters")
 
 
 def model_json_schema() -> dict[str, Any]:

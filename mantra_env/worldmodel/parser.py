@@ -13,6 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import NoReturn
 
+from mantra_env.limits import MAX_DEPTH, is_unicode
 from mantra_env.worldmodel.ast import (
     OPERATORS,
     RESERVED,
@@ -40,10 +41,10 @@ from mantra_env.worldmodel.ast import (
 )
 from mantra_env.worldmodel.diagnostics import Diagnostic, DslSyntaxError
 
-MAX_DEPTH = 64  # deeper nesting is certainly a mistake, and recursion below stays far from Python's limit
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_INT = re.compile(r"[-+]?\d+\Z")
-_REAL = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?\Z")
+# ASCII digits only: \d would accept '٣٤' (and int() would read it as 34).
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_REAL = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?\Z")
 _TOKEN = re.compile(
     r"""(?P<space>\s+)|(?P<comment>;[^\n]*)|(?P<open>\()|(?P<close>\))"""
     r"""|(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<badstring>"[^\n]*)|(?P<atom>[^\s()";]+)"""
@@ -288,6 +289,9 @@ class _Converter:
             self.fail("bad_string", "invalid escape in string literal", atom.span, 'use \\" \\\\ \\n \\t or \\uXXXX')
         if not isinstance(value, str):  # pragma: no cover - the token regex only admits quoted text
             self.fail("bad_string", "invalid string literal", atom.span)
+        if not is_unicode(value):
+            # Refused in the JSON form too (model_from_json): such text cannot be stored or sent as UTF-8.
+            self.fail("bad_string", "string literal holds a lone surrogate", atom.span, "use real characters")
         return value
 
     def literal(self, atom: _Atom) -> bool | int | float | str | None:

@@ -50,7 +50,7 @@ def test_bad_user_models_file_names_the_problem(tmp_path: Path, content: str, me
 
 
 def test_missing_user_file() -> None:
-    with pytest.raises(ModelConfigError, match="cannot read it"):
+    with pytest.raises(ModelConfigError, match=r"models.yaml: cannot read the models file named by MANTRA_MODELS_FILE"):
         load_models(env={"MANTRA_MODELS_FILE": "/nonexistent/models.yaml"})
 
 
@@ -95,3 +95,25 @@ def test_bad_roles_are_clear_errors(tmp_path: Path, content: str, name: str | No
     user.write_text(content)
     with pytest.raises(ModelConfigError, match=message):
         resolve_model(name, env={"MANTRA_MODELS_FILE": str(user)})
+
+
+def test_d12_a_non_utf8_models_file_is_named(tmp_path: Path) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_bytes(b"models:\n  x:\n    model: openai/\xff\n")
+    with pytest.raises(ModelConfigError, match=r"models.yaml:3:19: the models file named by MANTRA_MODELS_FILE is not"):
+        load_models(env={"MANTRA_MODELS_FILE": str(user)})
+
+
+def test_d14_a_duplicate_alias_is_refused(tmp_path: Path) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_text("models:\n  x:\n    model: openai/a\n  x:\n    model: openai/b\n")
+    with pytest.raises(ModelConfigError, match=r"models.yaml:4:3: not valid YAML: the key 'x' is given twice"):
+        load_models(env={"MANTRA_MODELS_FILE": str(user)})
+
+
+def test_d17_an_environment_variable_cannot_change_the_models_file_structure(tmp_path: Path) -> None:
+    user = tmp_path / "models.yaml"
+    user.write_text("models:\n  x:\n    model: openai/x\n    api_base: ${BASE}\n    max_concurrency: ${N:-4}\n")
+    env = {"MANTRA_MODELS_FILE": str(user), "BASE": "http://x\n    max_concurrency: 0"}
+    _, models = load_models(env=env)
+    assert models["x"].api_base == "http://x\n    max_concurrency: 0" and models["x"].max_concurrency == 4

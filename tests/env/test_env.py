@@ -1,6 +1,7 @@
 """The gymnasium environment on a small in-test domain (the shipped domains are tested in tests/domains)."""
 
 import json
+import re
 from typing import Any
 
 import gymnasium as gym
@@ -10,11 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest, UnknownCaseError
 from mantra_env.domains import Domain, DomainError
 from mantra_env.env import UNPARSEABLE, MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.limits import MAX_DEPTH, MAX_NAME_CHARS, MAX_TEXT, TRUNCATED
 from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.trace import Trace
 
 
 class Db(BaseModel):
@@ -190,7 +193,7 @@ def test_no_action_raises(action: Any) -> None:
 def test_bad_construction_and_patches() -> None:
     with pytest.raises(MantraError, match="reward_mode must be"):
         make(reward_mode="dense")  # type: ignore[arg-type]
-    with pytest.raises(KeyError, match="has no case 'nope'"):
+    with pytest.raises(UnknownCaseError, match="has no case 'nope'"):
         make(case="nope")
     with pytest.raises(DomainError, match=r"database_patch\[0\]: path 'stock.Q' does not exist"):
         DOMAIN.fresh_database([{"op": "set", "path": "stock.Q.x", "value": 1}])
@@ -226,3 +229,148 @@ def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
     assert env.step({"final_answer": "6 in stock"})[1] == 1.0
     with pytest.raises(gym.error.Error, match="operation"):
         gym.make("mantra/operation-v0")
+
+
+# -- hostile input (issue 13, defects D7, D9, D17) ------------------------------------------------------
+
+
+def test_d7_the_caller_reusing_its_argument_dicts_cannot_rewrite_the_trace() -> None:
+    check = {"item_id": "A1"}
+    order = {"item_id": "A1", "quantity": 1}
+    nested = {"item_id": "A1", "quantity": 1, "extra": {"notes": ["a"]}}
+    env = make(case=0, reward_mode="fraction")
+    env.reset()
+    env.step({"tool": "check_inventory", "arguments": check})
+    env.step({"tool": "create_purchase_order", "arguments": order})
+    env.step({"tool": "create_purchase_order", "arguments": nested})
+    check["item_id"], order["item_id"] = "B2", "B2"
+    nested["extra"]["notes"].append("b")  # type: ignore[index]
+    _, reward, *_, info = env.step(FINAL)
+    assert reward == 1.0
+    calls = info["trace"].calls
+    assert [call.args for call in calls[:2]] == [{"item_id": "A1"}, {"item_id": "A1", "quantity": 1}]
+    assert calls[2].args["extra"] == {"notes": ["a"]}
+
+
+def _error(action: Any) -> tuple[dict[str, Any], Any]:
+    env = make(case=0)
+    env.reset()
+    observation, *_, info = env.step(action)
+    (call,) = info["trace"].calls
+    return json.loads(observation)["error"], call
+
+
+def test_d9_an_integer_too_long_to_read_is_a_structured_error() -> None:
+    text = '{"tool": "create_purchase_order", "arguments": {"item_id": "A1", "quantity": ' + "9" * 5000 + "}}"
+    error, call = _error(text)
+    assert error["code"] == "unparseable_action" and "huge number" in error["message"]
+    assert call.raw_arguments == text
+    error, call = _error({"tool": "create_purchase_order", "arguments": {"item_id": "A1", "quantity": 10**5000}})
+    assert error["code"] == "invalid_arguments" and "more than 4000 digits" in error["message"]
+    assert call.args == {} and call.tool == "create_purchase_order"
+    json.loads(call.model_dump_json())  # the trace still serialises
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 950, 5000, 100_000])
+def test_d9_nesting_of_any_depth_is_a_structured_error(depth: int) -> None:
+    text = '{"tool": "check_inventory", "arguments": {"item_id": ' + "[" * depth + "]" * depth + "}}"
+    error, call = _error(text)
+    assert error["code"] in ("invalid_arguments", "unparseable_action")
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    error, call = _error({"tool": "check_inventory", "arguments": {"item_id": value}})
+    assert error["code"] == "invalid_arguments" and f"more than {MAX_DEPTH} levels" in error["message"]
+    assert call.args == {}
+    json.loads(Trace(calls=(call,)).model_dump_json())
+
+
+def test_d9_unknown_or_mistyped_cases_are_mantra_errors_with_a_hint() -> None:
+    env = make()
+    for choice, message in [
+        ("out-of-stok", "has no case 'out-of-stok'; did you mean 'out-of-stock'?"),
+        (999, "index 999 is out of range"),
+        (1.5, "not by a float"),
+        (True, "not by a bool"),
+        (None, None),
+    ]:
+        if message is None:
+            env.reset(options={"case": choice})
+            continue
+        with pytest.raises(UnknownCaseError, match=re.escape(message)) as info:
+            env.reset(options={"case": choice})
+        assert isinstance(info.value, MantraError) and str(info.value).startswith(("suite", "a case"))
+
+
+def test_d17_an_unknown_tool_name_is_echoed_and_stored_bounded() -> None:
+    name = "x" * 10_000_000
+    error, call = _error({"tool": name, "arguments": {}})
+    assert error["code"] == "unknown_tool"
+    assert len(error["message"]) < 1000 and TRUNCATED in error["message"]
+    assert call.tool == "x" * MAX_NAME_CHARS + TRUNCATED
+    observation = json.dumps({"error": error})
+    assert len(observation) <= MAX_TEXT
+
+
+def test_d17_a_non_json_value_in_a_dict_action_keeps_the_trace_serialisable() -> None:
+    error, call = _error({"tool": "check_inventory", "arguments": {"item_id": object()}})
+    assert error["code"] == "invalid_arguments" and "holds a value of type object" in error["message"]
+    assert call.args == {} and call.raw_arguments == '{"item_id": "<object>"}'
+    json.loads(Trace(calls=(call,)).model_dump_json())
+    circular: dict[str, Any] = {}
+    circular["self"] = circular
+    error, call = _error({"tool": "check_inventory", "arguments": circular})
+    assert error["code"] == "invalid_arguments" and call.raw_arguments is None
+
+
+def test_d17_a_lone_surrogate_in_an_action_is_a_structured_error() -> None:
+    error, call = _error('{"tool": "check_inventory", "arguments": {"item_id": "\\ud800"}}')
+    assert error["code"] == "invalid_arguments" and "lone surrogate" in error["message"]
+    call.model_dump_json().encode("utf-8")
+    env = make(case=0)
+    env.reset()
+    trace = env.step({"final_answer": "\ud800"})[-1]["trace"]
+    assert trace.final_answer == "\\ud800"
+    env.reset()
+    assert env.step({"final_answer": {"n": 10**5000}})[-1]["trace"].final_answer.startswith("<a final answer that")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=30,
+)
+
+
+def _nest(value: Any, depth: int, as_dict: bool) -> Any:
+    for _ in range(depth):
+        value = {"k": value} if as_dict else [value]
+    return value
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    JSON_VALUES,
+    st.integers(min_value=0, max_value=3000),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(["check_inventory", "create_purchase_order", "fly", "x" * 300]),
+)
+def test_random_nested_json_actions_give_a_result_or_a_structured_error(
+    value: Any, depth: int, as_dict: bool, as_text: bool, name: str
+) -> None:
+    arguments = {"item_id": _nest(value, depth, as_dict), "quantity": 1}
+    action: Any = {"tool": name, "arguments": arguments}
+    if as_text:
+        try:
+            action = json.dumps(action)
+        except (ValueError, RecursionError):
+            return
+    env = make(case=0)
+    env.reset()
+    observation, _, _, _, info = env.step(action)
+    shown = json.loads(observation)
+    (call,) = info["trace"].calls
+    assert set(shown) == {"result"} or set(shown["error"]) == {"code", "message"}
+    assert (call.error is None) == ("result" in shown)
+    json.loads(info["trace"].model_dump_json())

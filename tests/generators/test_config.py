@@ -108,3 +108,15 @@ def test_tool_sources(tmp_path: Path) -> None:
     ]:
         with pytest.raises((PipelineError, LookupError), match=message):
             domain_tools(parse_config(base + text, "c", tmp_path), domain)
+
+
+def test_d12_a_non_utf8_config_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "generation.yaml"
+    path.write_bytes(b"domain: operations\ndocument_path: caf\xe9.md\n")
+    with pytest.raises(ConfigError, match=r"generation.yaml:2:19: the config is not UTF-8 text"):
+        load_config(path)
+
+
+def test_d14_a_duplicate_key_in_the_config_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"c:2:1: not valid YAML: the key 'domain' is given twice"):
+        parse_config("domain: operations\ndomain: retail\n", "c", env={})

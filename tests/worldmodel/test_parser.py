@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from collections.abc import Callable
 
@@ -333,3 +334,33 @@ def test_single_form_parsers_report_errors(
     assert info.value.code == code
     assert (info.value.span.column if info.value.span else None) == column
     assert info.value.diagnostics[0].hint
+
+
+@pytest.mark.parametrize("digits", ["٣٤", "３", "1٣", "1.٥", "²"])
+def test_d17_digits_outside_ascii_are_not_numbers(digits: str) -> None:
+    with pytest.raises(DslSyntaxError):
+        parse_model(f"(model (const c Int {digits}))")
+    assert parse_value("34") == 34 and parse_value("-1.5e3") == -1500.0
+
+
+def test_d17_a_lone_surrogate_is_refused_in_both_forms_with_one_code() -> None:
+    from mantra_env.worldmodel import model_from_json, model_to_json
+
+    with pytest.raises(DslSyntaxError) as text_form:
+        parse_model('(model (const c String "\\ud800"))')
+    assert [d.code for d in text_form.value.diagnostics] == ["bad_string"]
+    data = model_to_json(parse_model('(model (const c String "x"))'))
+    data["consts"][0]["value"] = "\ud800"
+    with pytest.raises(DslSyntaxError) as python_form:
+        model_from_json(data)
+    text = json.dumps(data)
+    assert "\\ud800" in text
+    with pytest.raises(DslSyntaxError) as json_form:
+        model_from_json(text)
+    assert (
+        [d.code for d in python_form.value.diagnostics]
+        == [d.code for d in json_form.value.diagnostics]
+        == ["bad_string"]
+    )
+    ok = parse_model('(model (const c String "\\ud83d\\ude00 é"))')  # a surrogate pair is one real character
+    assert model_from_json(json.dumps(model_to_json(ok))) == ok
