@@ -207,8 +207,10 @@ def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]
     if not isinstance(tool, str) or not tool:
         return None, ToolError(code="unparseable_action", message="the action needs a 'tool' name (a string)")
     if not isinstance(arguments, dict):
-        # The agent did call this tool: it is recorded under its name, with the raw arguments kept.
-        return {"tool": tool, "arguments": {}, "raw": json.dumps(arguments, default=repr)}, ToolError(
+        # The agent did call this tool: it is recorded under its name, with the raw arguments kept (text as is,
+        # e.g. a model's arguments that are not JSON).
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, default=repr)
+        return {"tool": tool, "arguments": {}, "raw": raw}, ToolError(
             code="invalid_arguments", message=f"{tool}: 'arguments' must be a JSON object"
         )
     extra = sorted(set(action) - {"tool", "arguments"})

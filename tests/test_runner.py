@@ -96,14 +96,14 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> No
     run(tmp_path / "a.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=1, cases=("fig1-case1",))
     assert gc.get_freeze_count() == 0
 
-    class Broken:
-        name = "broken"
+    def broken(_: object) -> None:
+        raise ValueError("a bug in the caller's callback")
 
-        async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
-            raise ValueError("an agent bug, not an infrastructure error")
-
-    with pytest.raises(ValueError, match="agent bug"):
-        run(tmp_path / "b.duckdb", "r", Broken, attempts=1, cases=("fig1-case1",))
+    record = RunRecord(run_id="r", suite="operations/starter", model="test", agent="test")
+    settings = RunSettings(attempts=1, cases=("fig1-case1",))
+    with RolloutStore(tmp_path / "b.duckdb") as store, pytest.raises(ValueError, match="callback"):
+        agent = lambda: ScriptedAgent(OraclePolicy())  # noqa: E731
+        asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, settings, on_episode=broken))
     assert gc.get_freeze_count() == 0
 
     gc.freeze()
