@@ -51,7 +51,9 @@ _ROWS: tuple[tuple[str, bool, frozenset[str], frozenset[int]], ...] = (
     (
         "connection",
         True,
-        frozenset({"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "ConnectionError"}),
+        frozenset(
+            {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "ConnectionError", "gaierror"}
+        ),
         frozenset(),
     ),
     ("bad_output", True, frozenset({"APIResponseValidationError", "JSONDecodeError"}), frozenset()),

@@ -254,12 +254,34 @@ def _valid_tool_name(tool_use: Any) -> bool:
     return True
 
 
+MAX_MESSAGE_DEPTH = 100  # the record's validation stops far deeper; a model's 900-deep tool call does not
+
+
+def _storable(message: Any) -> Any:
+    """``message`` as JSON values; one nested deeper than :data:`MAX_MESSAGE_DEPTH` (a model's pathological tool
+    call) is kept whole as JSON text instead, so the episode can be stored."""
+    try:
+        text = json.dumps(message, default=str)
+        if text.count("[") + text.count("{") <= MAX_MESSAGE_DEPTH or _depth(json.loads(text)) <= MAX_MESSAGE_DEPTH:
+            return json.loads(text)
+    except (ValueError, RecursionError):
+        text = repr(message)
+    return {"role": str(message.get("role", "")), "too_deep_json": text}
+
+
+def _depth(value: Any) -> int:
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _report(agent: Any, latencies: list[float], answer: str, model_fault: str) -> AgentReport:
     usage = agent.event_loop_metrics.accumulated_usage
-    try:
-        messages = json.loads(json.dumps(agent.messages, default=str))
-    except (ValueError, RecursionError) as error:  # e.g. a model's tool call nested too deep to serialise
-        messages = [{"unserialisable_history": f"{type(error).__name__}: {error}"}]
+    messages = [_storable(message) for message in agent.messages]
     return AgentReport(
         usage=Usage(
             input_tokens=int(usage.get("inputTokens", 0)),

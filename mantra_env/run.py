@@ -87,7 +87,8 @@ def _quiet_libraries() -> None:
     """strands and litellm log every malformed tool call a small model makes; the trace records them, so the
     terminal shows only the progress and the summary."""
     for name in ("strands", "LiteLLM", "litellm", "httpx"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        # CRITICAL: a failed model call is logged at ERROR by strands, and the episode already records it.
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     os.environ.setdefault("LITELLM_LOG", "ERROR")
 
 
@@ -169,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
         model_name, make_agent = _agent_factory(args.model, args, stack)
         if stack:  # a bundled local server was started
             _warm_up(make_agent, suite, domain)
+        else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
+            from agents.preflight import preflight
+
+            preflight(make_agent(), suite, domain)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         run_id = args.run_name or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
         Path(args.db).parent.mkdir(parents=True, exist_ok=True)
@@ -227,6 +232,12 @@ def run(args: argparse.Namespace) -> int:
         for label, value in rows:
             print(f"  {label:<18} {value}")
         print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
+        if progress.stopped:
+            print(f"error: {progress.stopped}", file=sys.stderr)
+            return 1
+        if summary.attempts and summary.errors == summary.attempts:
+            print("error: every episode ended in an infrastructure error; nothing was scored", file=sys.stderr)
+            return 1
         return 0
     finally:
         for item in stack:

@@ -1,10 +1,13 @@
 """Shared fixtures."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.helpers_rollouts import run_scripted
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # tests run offline: never fetch litellm's price list
 
 
 @pytest.fixture(scope="session")
