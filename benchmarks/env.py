@@ -6,15 +6,24 @@ for two workloads, reset (fresh database) and grading included:
 
 * ``operations``: the operations starter suite, every case in turn, replayed by the oracle (its plans are
   computed once, before timing: the SMT solve is not part of an environment step);
+* ``retail``: the retail domain's 3.5 MB copy-on-write database. It ships no suite yet (its suite comes from the
+  generation pipeline), so a fixed, realistic plan per episode stands in for the oracle: identify the customer,
+  read the order, the product and the customer, then change the order (swap a variant of a pending order,
+  request the return of a delivered one); 40 episodes over 40 real orders, each case with a database patch;
 * ``minimal``: a two-tool test domain, which shows the environment's own overhead.
+
+Reset times (``env.reset``: fresh database, patch, toolkit, opening observation) are reported per workload, and
+the calibration line times ``sum(range(1000))`` so that figures from different machines can be compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
+import timeit
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,32 +31,112 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from agents.scripted import FINAL, action_text, oracle_plan
-from mantra_env.domains import find_suite
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
+from mantra_env.domains import find_suite, load_domain
 from mantra_env.env import MantraEnv
 from tests.env.test_env import CALL_CHECK, CALL_ORDER, DOMAIN, SUITE
 
 TARGET = 10_000
+RESET_TARGET_US = 1_000
 
 
-def measure(env: MantraEnv, episodes: Sequence[tuple[str, Sequence[Any]]], count: int, repeats: int) -> list[float]:
-    rates = []
+def measure(
+    env: MantraEnv, episodes: Sequence[tuple[str, Sequence[Any]]], count: int, repeats: int
+) -> tuple[list[float], list[float]]:
+    """Steps/s (resets and grading included) and mean reset time in microseconds, per repeat."""
+    rates, resets = [], []
     for _ in range(repeats):
-        steps = 0
+        steps, in_reset = 0, 0.0
         start = time.process_time()
         for number in range(count):
             case_id, actions = episodes[number % len(episodes)]
+            before = time.process_time()
             env.reset(seed=number, options={"case": case_id})
+            in_reset += time.process_time() - before
             for action in actions:
                 env.step(action)
                 steps += 1
         rates.append(steps / (time.process_time() - start))
-    return rates
+        resets.append(in_reset / count * 1e6)
+    return rates, resets
 
 
-def report(name: str, rates: list[float], detail: str) -> None:
+def report(name: str, measured: tuple[list[float], list[float]], detail: str) -> None:
+    rates, resets = measured
     best, median = max(rates), statistics.median(rates)
     print(f"{name}: {detail}")
     print(f"  best {best:,.0f} steps/s, median {median:,.0f} steps/s ({median / TARGET:.2f}x the {TARGET:,} target)")
+    reset = statistics.median(resets)
+    print(f"  reset: median {reset:,.1f} us ({reset / RESET_TARGET_US:.3f}x the {RESET_TARGET_US:,} us target)")
+
+
+def retail_episodes(count: int) -> tuple[Suite, list[tuple[str, list[str]]]]:
+    """Cases over real orders of the retail database and the fixed plan of valid calls that stands in for the
+    oracle on each (a check per case so that grading runs too)."""
+    domain = load_domain("retail")
+    data = domain.base_data
+    cases, plans = [], []
+    for order in data["orders"].values():
+        if len(cases) == count:
+            break
+        user, item = data["users"][order["user_id"]], order["items"][0]
+        swap = next(
+            (
+                v
+                for v in data["products"][item["product_id"]]["variants"].values()
+                if v["available"] and v["item_id"] != item["item_id"]
+            ),
+            None,
+        )
+        method = order["payment_history"][0]["payment_method_id"]
+        if order["status"] == "pending" and swap is not None:
+            write = (
+                "modify_pending_order_items",
+                {
+                    "order_id": order["order_id"],
+                    "item_ids": [item["item_id"]],
+                    "new_item_ids": [swap["item_id"]],
+                    "payment_method_id": method,
+                },
+            )
+        elif order["status"] == "delivered":
+            write = (
+                "return_delivered_order_items",
+                {"order_id": order["order_id"], "item_ids": [item["item_id"]], "payment_method_id": method},
+            )
+        else:
+            continue
+        plan = [
+            ("find_user_id_by_email", {"email": user["email"]}),
+            ("get_order_details", {"order_id": order["order_id"]}),
+            ("get_product_details", {"product_id": item["product_id"]}),
+            ("get_user_details", {"user_id": user["user_id"]}),
+            ("calculate", {"expression": f"{item['price']} - {swap['price'] if swap else 0}"}),
+            write,
+        ]
+        case_id = f"bench-{order['order_id'][1:]}"
+        pinned = f'(order_id="{order["order_id"]}")'
+        check = f"CALL get_order_details{pinned} PRECEDES CALL {write[0]}{pinned}"
+        patch = [{"op": "set", "path": f"users.{user['user_id']}.email", "value": user["email"]}]
+        cases.append(
+            Case(
+                id=case_id,
+                domain="retail",
+                scenario=Scenario(prompt=f"Help with {order['order_id']}."),
+                checks=[CaseCheck(id="c1", check=check)],
+                database_patch=patch,
+            )
+        )  # type: ignore[arg-type]
+        plans.append(
+            (case_id, [action_text({"tool": tool, "arguments": args}) for tool, args in plan] + [action_text(FINAL)])
+        )
+    suite = Suite(manifest=SuiteManifest(name="bench", domain="retail", case_count=len(cases)), cases=cases)
+    return suite, plans
+
+
+def calibration() -> float:
+    """Microseconds of ``sum(range(1000))`` (best of 5 x 10,000)."""
+    return min(timeit.repeat("sum(range(1000))", number=10_000, repeat=5)) / 10_000 * 1e6
 
 
 def main() -> None:
@@ -56,6 +145,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
+    print(f"calibration: sum(range(1000)) takes {calibration():.2f} us")
     domain, suite = find_suite("operations")
     assert domain is not None
     tools = domain.tool_specs()
@@ -63,6 +153,28 @@ def main() -> None:
     steps = sum(len(actions) for _, actions in plans) / len(plans)
     rates = measure(MantraEnv(suite, domain, max_steps=50), plans, args.episodes, args.repeats)
     report("operations", rates, f"{len(plans)} starter cases replayed by the oracle, {steps:.1f} steps per episode")
+
+    retail, plans = retail_episodes(40)
+    domain = load_domain("retail")
+    for episode in range(3):  # each episode's plan is valid and its check passes
+        env = MantraEnv(retail, domain, max_steps=50)
+        env.reset(options={"case": plans[episode][0]})
+        assert all(not json.loads(env.step(action)[0]).get("error") for action in plans[episode][1][:-1])
+        assert env.last_reward is None or env.last_reward == 1.0
+    steps = sum(len(actions) for _, actions in plans) / len(plans)
+    rates = measure(MantraEnv(retail, domain, max_steps=50), plans, args.episodes, args.repeats)
+    report(
+        "retail",
+        rates,
+        f"{len(plans)} cases (no suite yet: a fixed plan of valid calls per case stands in for "
+        f"the oracle), {steps:.1f} steps per episode, a one-record database patch per case",
+    )
+    patch = retail.cases[0].database_patch
+    database_reset = min(timeit.repeat(lambda: domain.fresh_database(patch), number=2000, repeat=5)) / 2000 * 1e6
+    print(f"  of which the database (a copy-on-write view and a one-record patch): {database_reset:.1f} us")
+    start = time.process_time()
+    domain.database_model.model_validate_json(domain._base_json)
+    print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
 
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]
     rates = measure(MantraEnv(SUITE, DOMAIN, max_steps=50), [(SUITE.cases[0].id, minimal)], args.episodes, args.repeats)

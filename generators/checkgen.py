@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from generators import prompts
 from generators.artifacts import CheckSet, Scenario
-from generators.llm import LLMClient, RepairNeeded
+from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
@@ -41,16 +41,29 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
     return entries
 
 
+class ChecksCheck(AnswerCheck[CheckSet]):
+    """Stage ``check_generation``: every check parses and names only the tools and parameters of the request."""
+
+    tools: list[ToolSpec]
+
+    def output(self) -> type[CheckSet]:
+        return CheckSet
+
+    def check(self, value: CheckSet) -> CheckSet:
+        parse_check_set(value, self.tools)
+        return value
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema whose checks have distinct ids and each parse in the check grammar, "
+            "calling only the request's tools with parameters (and types) their schemas declare"
+        )
+
+
 async def generate_checks(
     client: LLMClient, scenario: Scenario, excerpt: str, tools: Sequence[ToolSpec]
 ) -> list[CaseCheck]:
     """The checks of ``scenario`` (request key ``check_generation/<scenario id>``)."""
-    parsed: list[CaseCheck] = []
-
-    def check(answer: CheckSet) -> CheckSet:
-        parsed[:] = parse_check_set(answer, tools)
-        return answer
-
     messages = prompts.checks(excerpt, tools, scenario_text(scenario))
-    await client.generate("check_generation", scenario.id, messages, CheckSet, check)
-    return parsed
+    answer = await client.generate("check_generation", scenario.id, messages, ChecksCheck(tools=list(tools)))
+    return parse_check_set(answer, tools)

@@ -1,6 +1,7 @@
 """One LLM client for every generation stage, over litellm.
 
-``LLMClient.generate(stage, subject, messages, output)`` returns a validated pydantic ``output``:
+``LLMClient.generate(stage, subject, messages, answer)`` returns the validated answer that ``answer`` (an
+:class:`AnswerCheck`: the output type and the stage's check, rebuildable from its fields) accepts:
 
 * **Structured output.** The JSON schema of ``output`` is in the prompt, and is also sent as
   ``response_format`` where the provider supports it (``json_schema``), or as llama.cpp's grammar-constrained
@@ -13,7 +14,12 @@
 * **Disk cache** keyed by the full request (model, messages, parameters, response format): a resumed run
   repeats no request. **Accounting** of requests, cache hits, tokens and cost per stage.
 * **Request keys.** Every request also carries a readable key ``<stage>/<subject>#<attempt>``, which the replay
-  provider (:mod:`generators.replay`) serves recorded responses by, and the recorder writes them under.
+  provider (:mod:`generators.replay`) serves recorded responses by, and the recorder writes them under (with the
+  writer's role).
+* **Exchange.** A model named ``exchange/<dir>`` is a folder of request and answer files
+  (:mod:`generators.exchange`); it needs the role, the schema and the answer check, which a completion request does
+  not carry, so the client reads it directly instead of through litellm. A missing answer raises
+  :class:`~generators.exchange.AnswerPending`, which is no ``GenerationError``: no stage stores it as a failure.
 """
 
 from __future__ import annotations
@@ -24,12 +30,12 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
@@ -37,11 +43,12 @@ from agents.local_server import unescape_html
 from agents.models import ModelConfig, ModelConfigError, resolve_model
 from agents.provider_errors import retryable
 from generators.config import GenerationConfig, StageModel, StructuredOutput
+from generators.exchange import EXCHANGE_PROVIDER, ExchangeDir, role_of
 from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
 from generators.rundir import write_text
 from mantra_env.errors import MantraError, error_path
 
-T = TypeVar("T", bound=BaseModel)
+A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("mantra.generators.llm")
 KEY_FIELD = "mantra_request_key"
 
@@ -57,6 +64,47 @@ class RepairNeeded(MantraError, ValueError):
     def listing(cls, problems: Sequence[str]) -> RepairNeeded:
         """The problems of one answer, one ``- problem`` line each."""
         return cls("\n".join(f"- {problem}" for problem in problems))
+
+
+class AnswerCheck(BaseModel, Generic[A]):
+    """What a stage's answer must be: its type and the stage's check, rebuilt from this model's fields alone (a
+    request file stores them as its ``context``; :mod:`generators.answers` maps each stage to its class), so the
+    pipeline and ``python -m generators.exchange check`` run one and the same check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def output(self) -> type[A]:
+        raise NotImplementedError
+
+    def check(self, value: A) -> A:
+        """The answer as accepted; raises :class:`RepairNeeded` with every problem at once."""
+        return value
+
+    def statement(self) -> str:
+        """What the pipeline rejects, in plain words (for the writer of an exchange answer)."""
+        return "one JSON object that fits the schema"
+
+
+class Plain(AnswerCheck[A]):
+    """An answer checked by its schema only (tests, ad-hoc requests); cannot be rebuilt from a request file."""
+
+    kind: Any = Field(exclude=True)
+
+    def output(self) -> type[A]:
+        return self.kind  # type: ignore[no-any-return]
+
+
+def accept(answer: AnswerCheck[A], text: str, html_escaped: bool = False) -> tuple[A | None, str]:
+    """The accepted answer in ``text`` and "", or None and the problem as the repair loop sends it back."""
+    output = answer.output()
+    try:
+        if html_escaped:  # the llama.cpp server HTML-escapes quotes inside strings
+            value = output.model_validate(unescape_html(json.loads(extract_json(text))))
+        else:
+            value = output.model_validate_json(extract_json(text))
+        return answer.check(value), ""
+    except (ValidationError, ValueError, RepairNeeded) as error:
+        return None, _problem(error)
 
 
 @dataclass
@@ -93,6 +141,8 @@ class LLMClient:
     config: GenerationConfig
     cache_dir: Path | None = None
     local_api_base: str | None = None
+    exchange_base: Path = Path(".")
+    """What ``exchange/<dir>`` is relative to (the run directory)."""
     usage: dict[str, StageUsage] = field(default_factory=dict)
     _resolved: dict[str, Resolved] = field(default_factory=dict)
     _recorder: Recorder | None = None
@@ -119,7 +169,7 @@ class LLMClient:
         alias: ModelConfig | None = None
         if settings.provider and "/" not in name and not name.startswith("role:"):
             name = _with_provider(settings.provider, name)
-        if not name.startswith(f"{REPLAY_PROVIDER}/"):
+        if not name.startswith((f"{REPLAY_PROVIDER}/", f"{EXCHANGE_PROVIDER}/")):
             try:
                 alias = resolve_model(name)
             except ModelConfigError as error:
@@ -144,6 +194,18 @@ class LLMClient:
             structured = _auto_structured(name, alias)
         return Resolved(name, kwargs, structured, bool(alias and alias.local_server))
 
+    def record_to(self, path: Path) -> None:
+        """Record every answer from now on to ``path`` (JSONL replay fixture), unless a recorder is set."""
+        if self._recorder is None:
+            self._recorder = Recorder(path)
+
+    def exchange(self, stage: str) -> ExchangeDir | None:
+        """The exchange folder of ``stage``'s model, if it is ``exchange/<dir>``."""
+        name = self.resolve(stage).model
+        if not name.startswith(f"{EXCHANGE_PROVIDER}/"):
+            return None
+        return ExchangeDir(self.exchange_base / name.removeprefix(f"{EXCHANGE_PROVIDER}/"))
+
     def needs_local_server(self, stages: list[str]) -> bool:
         """Whether any of ``stages`` uses the bundled local model (whose server the caller starts)."""
         return any(self.resolve(stage).local_server for stage in stages)
@@ -156,33 +218,27 @@ class LLMClient:
     # --- requests --------------------------------------------------------------------------------------------
 
     async def generate(
-        self,
-        stage: str,
-        subject: str,
-        messages: list[dict[str, str]],
-        output: type[T],
-        check: Callable[[T], T] | None = None,
-    ) -> T:
-        """A validated ``output`` for ``messages``; the repair loop and retries as the module says.
+        self, stage: str, subject: str, messages: list[dict[str, str]], answer: AnswerCheck[A] | type[A]
+    ) -> A:
+        """The answer ``answer`` accepts for ``messages`` (a bare type: checked by its schema only); the repair loop
+        and retries as the module says.
 
         Raises:
             GenerationError: the provider kept failing, or the answer was unusable after every repair.
+            AnswerPending: an exchange model has not answered yet.
         """
+        spec: AnswerCheck[A] = answer if isinstance(answer, AnswerCheck) else Plain(kind=answer)
+        output = spec.output()
         resolved = self.resolve(stage)
         usage = self.usage.setdefault(stage, StageUsage())
         conversation = [_with_schema(messages, output)]
         problem = ""
         for attempt in range(self.config.llm.retry.max_repair_attempts + 1):
             key = f"{stage}/{subject}#{attempt}"
-            text = await self._complete(resolved, conversation[-1], key, output, usage)
-            try:
-                if resolved.local_server:  # the llama.cpp server HTML-escapes quotes inside strings
-                    value = output.model_validate(unescape_html(json.loads(extract_json(text))))
-                else:
-                    value = output.model_validate_json(extract_json(text))
-                return check(value) if check is not None else value
-            except (ValidationError, ValueError, RepairNeeded) as error:
-                problem = _problem(error)
+            text = await self._complete(resolved, conversation[-1], key, spec, usage)
+            value, problem = accept(spec, text, html_escaped=resolved.local_server)
+            if value is not None:
+                return value
             log.info("%s: attempt %d unusable: %s", key, attempt, problem.splitlines()[0] if problem else "")
             usage.repairs += 1
             conversation.append(
@@ -198,22 +254,31 @@ class LLMClient:
         )
 
     async def _complete(
-        self, resolved: Resolved, messages: list[dict[str, str]], key: str, output: type[BaseModel], usage: StageUsage
+        self, resolved: Resolved, messages: list[dict[str, str]], key: str, spec: AnswerCheck[Any], usage: StageUsage
     ) -> str:
+        output = spec.output()
         request = self._request(resolved, messages, output)
         digest = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
         cached = self._cache_read(digest)
         if cached is not None:
             usage.cache_hits += 1
             return cached
-        text, tokens_in, tokens_out, cost = await self._call(request, resolved.kwargs.get("api_key"), key, usage)
+        stage = key.split("/", 1)[0]
+        folder = self.exchange(stage)
+        if folder is not None:
+            final = key.endswith(f"#{self.config.llm.retry.max_repair_attempts}")
+            text = folder.ask(_exchange_request(key, stage, messages, output, spec, final))
+            tokens_in = tokens_out = 0
+            cost = 0.0
+        else:
+            text, tokens_in, tokens_out, cost = await self._call(request, resolved.kwargs.get("api_key"), key, usage)
         usage.requests += 1
         usage.input_tokens += tokens_in
         usage.output_tokens += tokens_out
         usage.cost_usd += cost
+        if self._recorder is not None:  # before the cache: a kill in between records twice, never not at all
+            self._recorder.record(key, text, role_of(stage))
         self._cache_write(digest, request, key, text)
-        if self._recorder is not None:
-            self._recorder.record(key, text)
         return text
 
     def _request(self, resolved: Resolved, messages: list[dict[str, str]], output: type[BaseModel]) -> dict[str, Any]:
@@ -306,6 +371,34 @@ _REPAIR = (
 )
 
 
+def _exchange_request(
+    key: str,
+    stage: str,
+    messages: list[dict[str, str]],
+    output: type[BaseModel],
+    spec: AnswerCheck[Any],
+    final: bool,
+) -> dict[str, Any]:
+    """What an exchange request file holds (see :mod:`generators.exchange`)."""
+    subject, attempt = key.split("/", 1)[1].rsplit("#", 1)
+    after = (
+        "This is the last attempt: a rejected answer fails the request."
+        if final
+        else f"A rejected answer comes back as request {stage}/{subject}#{int(attempt) + 1} with the problems."
+    )
+    return {
+        "key": key,
+        "role": role_of(stage),
+        "stage": stage,
+        "subject": subject,
+        "attempt": int(attempt),
+        "answer_check": f"The pipeline rejects an answer that is not {spec.statement()}. {after}",
+        "messages": messages,
+        "schema": output.model_json_schema(),
+        "context": spec.model_dump(mode="json"),
+    }
+
+
 def _with_schema(messages: list[dict[str, str]], output: type[BaseModel]) -> list[dict[str, str]]:
     schema = json.dumps(output.model_json_schema(), separators=(",", ":"))
     note = f"\n\nAnswer with one JSON object that fits this JSON schema, and nothing else:\n{schema}"
@@ -356,7 +449,7 @@ def _provider_key(model: str, llm: Any) -> str | None:
 def _auto_structured(model: str, alias: ModelConfig | None) -> StructuredOutput:
     if alias is not None and alias.local_server:
         return "llama_grammar"
-    if model.startswith(f"{REPLAY_PROVIDER}/"):
+    if model.startswith((f"{REPLAY_PROVIDER}/", f"{EXCHANGE_PROVIDER}/")):  # the schema is in the prompt
         return "none"
     try:
         import litellm

@@ -5,7 +5,13 @@ Stages run in order (:data:`generators.rundir.STAGE_ORDER`); each writes its art
 per sample as soon as the sample finishes, and a ``DONE`` marker at the end. A rerun on the same directory skips
 finished stages and finished samples, and every LLM request it repeats is a cache hit, so an interrupted run
 resumes where it stopped and ends with the same result. Samples of a stage run concurrently
-(``sampling.max_parallel_samples``).
+(``sampling.max_parallel_samples``), and so do the checks of a sample's scenarios and its world model.
+
+A request whose answer is not written yet (an ``exchange/`` model, :mod:`generators.exchange`) stops only its
+sample (or, in the checks, its scenario): the other samples go on through every stage they can, so one
+invocation writes every request that can be asked, and a stage is marked done only when no sample waits in it.
+The run then stops with the pending keys (``PipelineResult.pending``), or with ``wait`` polls the exchange
+folders and goes on as answers arrive.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import contextlib
 import importlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -26,11 +33,13 @@ from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, Too
 from generators.checkgen import generate_checks
 from generators.config import STAGES, GenerationConfig
 from generators.document import DocumentGraph, chunk_document
+from generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, gather_all
 from generators.export import GENERATOR_VERSION, build_case, export_suite
 from generators.graph_plot import plot_graph
 from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
 from generators.references import find_references
 from generators.relevance import relevant_tools
+from generators.replay import REPLAY_PROVIDER
 from generators.rundir import STAGE_ORDER, RunDir
 from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
 from generators.scenarios import generate_scenarios
@@ -43,6 +52,11 @@ from mantra_env.tools import ToolSpec
 
 log = logging.getLogger("mantra.generators")
 M = TypeVar("M", bound=BaseModel)
+RECORDED = "recorded.jsonl"
+"""Where an exchange run records every answer (replay format) unless ``llm.replay.record_to`` is set."""
+RECORDED_MODEL = "recorded"
+"""The model an exported case names for a stage answered by key (``replay/`` or ``exchange/``): the same for a run
+and its replay, so that a regeneration from the recorded answers exports the same bytes."""
 
 
 class PipelineError(MantraError, RuntimeError):
@@ -80,6 +94,10 @@ class PipelineResult:
     suite_dir: Path | None
     stages_run: list[str]
     usage: dict[str, StageUsage] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    """Keys of the requests waiting for an exchange answer (then ``suite`` is None)."""
+    waiting_in: list[Path] = field(default_factory=list)
+    """The exchange folders those requests are in."""
 
 
 @dataclass
@@ -93,6 +111,7 @@ class Pipeline:
     on_stage: Callable[[str], None] | None = None
     stages_run: list[str] = field(default_factory=list)
     previous_usage: list[dict[str, StageUsage]] | None = None
+    pending: set[str] = field(default_factory=set)
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -102,24 +121,30 @@ class Pipeline:
     async def per_sample(
         self, stage: str, samples: Sequence[Sample], kind: type[M], make: Callable[[Sample], Awaitable[M]]
     ) -> dict[str, M]:
-        """Each sample's artifact of ``stage``: loaded if written, else made (concurrently) and written at once."""
+        """Each sample's artifact of ``stage``: loaded if written, else made (concurrently) and written at once. A
+        sample whose requests are pending has no entry (its keys join ``self.pending``); the others go on."""
         limit = asyncio.Semaphore(self.config.sampling.max_parallel_samples)
         results: dict[str, M] = {}
 
         async def one(sample: Sample) -> None:
             found = self.run.load(stage, sample.id, kind)
             if found is None:
-                async with limit:
-                    found = await make(sample)
+                try:
+                    async with limit:
+                        found = await make(sample)
+                except AnswerPending as pending:
+                    self.pending.update(pending.keys)
+                    return
                 self.run.save(stage, sample.id, found)
             results[sample.id] = found
 
         await asyncio.gather(*(one(sample) for sample in samples))
-        return {sample.id: results[sample.id] for sample in samples}
+        return {sample.id: results[sample.id] for sample in samples if sample.id in results}
 
-    def finish(self, stage: str) -> bool:
-        """Mark ``stage`` done (if this run computed it); True if the pipeline should stop here."""
-        if not self.run.done(stage):
+    def finish(self, stage: str, complete: bool = True) -> bool:
+        """Mark ``stage`` done if ``complete`` (every sample has its artifact) and this run computed it; True if
+        the pipeline should stop here."""
+        if complete and not self.run.done(stage):
             self.run.mark_done(stage)
             self.stages_run.append(stage)
             self.write_usage()
@@ -153,7 +178,8 @@ class Pipeline:
 
     # --- stages ------------------------------------------------------------------------------------------------
 
-    async def graph(self) -> DocumentGraph:
+    async def graph(self) -> DocumentGraph | None:
+        """The document graph (None while reference requests are pending: samples need the whole graph)."""
         path = self.run.artifact("graph", "graph")
         if self.run.done("graph"):
             return DocumentGraph.model_validate_json(path.read_text(encoding="utf-8"))
@@ -162,7 +188,11 @@ class Pipeline:
             manual, self.config.chunking.max_chunk_tokens, self.config.document_path.stem,
             self.config.chunking.always_split_headings,
         )  # fmt: skip
-        graph = await find_references(self.client, chunked, self.config.sampling.max_parallel_samples)
+        try:
+            graph = await find_references(self.client, chunked, self.config.sampling.max_parallel_samples)
+        except AnswerPending as pending:
+            self.pending.update(pending.keys)
+            return None
         self.run.save("graph", "graph", graph)
         (self.run.stage_dir("graph") / "toc.txt").write_text(graph.toc() + "\n", encoding="utf-8")
         plot_graph(graph, self.run.stage_dir("graph") / "graph")
@@ -209,7 +239,8 @@ class Pipeline:
                 return ScenarioSet(sample_id=sample.id, scenarios=[], error=str(error))
             return ScenarioSet(sample_id=sample.id, scenarios=made)
 
-        return await self.per_sample("scenarios", samples, ScenarioSet, make)
+        ready = [sample for sample in samples if sample.id in relevance]
+        return await self.per_sample("scenarios", ready, ScenarioSet, make)
 
     async def checks(
         self,
@@ -219,19 +250,21 @@ class Pipeline:
         scenarios: dict[str, ScenarioSet],
     ) -> dict[str, ChecksArtifact]:
         async def make(sample: Sample) -> ChecksArtifact:
-            entries = []
-            for scenario in scenarios[sample.id].scenarios:
+            async def one(scenario: Scenario) -> ScenarioChecks:
                 try:
                     made = await generate_checks(
                         self.client, scenario, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools)
                     )
-                    entries.append(ScenarioChecks(scenario_id=scenario.id, checks=made))
                 except GenerationError as error:
                     log.warning("checks of %s: %s", scenario.id, error)
-                    entries.append(ScenarioChecks(scenario_id=scenario.id, error=str(error)))
+                    return ScenarioChecks(scenario_id=scenario.id, error=str(error))
+                return ScenarioChecks(scenario_id=scenario.id, checks=made)
+
+            entries = await gather_all(one(scenario) for scenario in scenarios[sample.id].scenarios)
             return ChecksArtifact(sample_id=sample.id, scenarios=entries)
 
-        return await self.per_sample("checks", samples, ChecksArtifact, make)
+        ready = [sample for sample in samples if sample.id in scenarios]
+        return await self.per_sample("checks", ready, ChecksArtifact, make)
 
     async def world_models(
         self,
@@ -253,7 +286,8 @@ class Pipeline:
                 return WorldModelOrFailure(error=str(error))
             return WorldModelOrFailure(world=made)
 
-        return await self.per_sample("world_models", samples, WorldModelOrFailure, make)
+        ready = [sample for sample in samples if sample.id in scenarios]
+        return await self.per_sample("world_models", ready, WorldModelOrFailure, make)
 
     async def validation(
         self,
@@ -263,7 +297,8 @@ class Pipeline:
         checks: dict[str, ChecksArtifact],
         worlds: dict[str, WorldModelOrFailure],
     ) -> dict[str, SampleValidation | None]:
-        usable = [s for s in samples if worlds[s.id].world is not None and scenarios[s.id].scenarios]
+        ready = [s for s in samples if s.id in checks and s.id in worlds]
+        usable = [s for s in ready if worlds[s.id].world is not None and scenarios[s.id].scenarios]
 
         async def make(sample: Sample) -> SampleValidation:
             world = worlds[sample.id].world
@@ -281,7 +316,8 @@ class Pipeline:
             return await validate_sample(self.client, data, self.config.validation)
 
         done = await self.per_sample("validation", usable, SampleValidation, make)
-        return {s.id: done.get(s.id) for s in samples}
+        waiting = {s.id for s in usable} - set(done)
+        return {s.id: done.get(s.id) for s in ready if s.id not in waiting}
 
     def export(
         self,
@@ -293,8 +329,8 @@ class Pipeline:
         provenance = Provenance(
             source="generated",
             generator_version=GENERATOR_VERSION,
-            models={stage: self.client.resolve(stage).model for stage in STAGES},
-            run_id=self.run.root.name,
+            models={stage: _exported_model(self.client.resolve(stage).model) for stage in STAGES},
+            run_id=None,  # the run directory's name (a timestamp) would differ in a regeneration
         )
         candidates = []
         for sample in samples:
@@ -327,32 +363,53 @@ class Pipeline:
         return suite, folder
 
     async def run_all(self) -> PipelineResult:
-        graph = await self.graph()
+        """Advance every sample as far as its answers allow (see the module docstring)."""
+        self.pending.clear()
         result = PipelineResult(self.run.root, None, None, self.stages_run)
-        if self.finish("graph"):
+        try:
+            return await self._advance(result)
+        finally:
+            result.pending = sorted(self.pending)
+
+    async def _advance(self, result: PipelineResult) -> PipelineResult:
+        graph = await self.graph()
+        if graph is None or self.finish("graph"):
             return result
         samples = self.samples(graph)
         if self.finish("samples"):
             return result
+
+        def complete(stage: str, done: Mapping[str, object]) -> bool:
+            return self.finish(stage, complete=len(done) == len(samples))
+
         relevance = await self.relevance(graph, samples)
-        if self.finish("relevance"):
+        if complete("relevance", relevance):
             return result
         scenarios = await self.scenarios(graph, samples, relevance)
-        if self.finish("scenarios"):
+        if complete("scenarios", scenarios):
             return result
-        checks = await self.checks(graph, samples, relevance, scenarios)
-        if self.finish("checks"):
+        if self.stop_after == "checks":
+            checks = await self.checks(graph, samples, relevance, scenarios)
+            complete("checks", checks)
             return result
-        worlds = await self.world_models(graph, samples, relevance, scenarios)
-        if self.finish("world_models"):
+        # independent of each other (the world-model writer never sees the checks): asked together
+        checks, worlds = await asyncio.gather(
+            self.checks(graph, samples, relevance, scenarios), self.world_models(graph, samples, relevance, scenarios)
+        )
+        complete("checks", checks)
+        if complete("world_models", worlds):
             return result
         validations = await self.validation(graph, samples, scenarios, checks, worlds)
-        if self.finish("validation"):
+        if complete("validation", validations) or len(validations) < len(samples):
             return result
         suite, folder = self.export(samples, relevance, scenarios, validations)
         self.finish("export")
         result.suite, result.suite_dir = suite, folder
         return result
+
+
+def _exported_model(model: str) -> str:
+    return RECORDED_MODEL if model.startswith((f"{REPLAY_PROVIDER}/", f"{EXCHANGE_PROVIDER}/")) else model
 
 
 def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
@@ -401,8 +458,12 @@ def run_pipeline(
     from_stage: str | None = None,
     stop_after: str | None = None,
     on_stage: Callable[[str], None] | None = None,
+    wait: bool = False,
+    poll_s: float = 1.0,
 ) -> PipelineResult:
-    """Run (or resume) the pipeline in ``run_dir``; see the module docstring."""
+    """Run (or resume) the pipeline in ``run_dir``; see the module docstring. With pending exchange requests it
+    returns them in ``result.pending``, or with ``wait`` polls every ``poll_s`` seconds for their answers and goes
+    on until the run ends."""
     for stage in (from_stage, stop_after):
         if stage is not None and stage not in STAGE_ORDER:
             raise PipelineError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_ORDER)}")
@@ -413,9 +474,35 @@ def run_pipeline(
         log.info("recomputing from %s (removed: %s)", from_stage, ", ".join(removed) or "nothing")
     domain = load_domain(config.domain)
     cache = config.llm.cache.path or run_dir / "llm_cache"
-    client = LLMClient(config, cache if config.llm.cache.enabled else None)
+    client = LLMClient(config, cache if config.llm.cache.enabled else None, exchange_base=run_dir)
     pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage)
+    folders = {folder.root: folder for stage in STAGES if (folder := client.exchange(stage)) is not None}
+    if folders and config.llm.replay.record_to is None:  # an exchange run is its own replay fixture
+        client.record_to(run_dir / RECORDED)
     with _local_server(client):
-        result = asyncio.run(pipeline.run_all())
+        while True:
+            result = asyncio.run(pipeline.run_all())
+            for folder in folders.values():
+                waiting = [key for key in result.pending if folder.request_path(key).exists()]
+                folder.write_pending(waiting)
+                if waiting:
+                    result.waiting_in.append(folder.root)
+            if not result.pending or not wait:
+                break
+            log.info("%d request(s) pending; waiting for answers", len(result.pending))
+            _wait_for_any(list(folders.values()), result.pending, poll_s)
+    pipeline.write_usage()  # also when no stage finished: the answers read so far count
     result.usage = client.usage
     return result
+
+
+def _wait_for_any(folders: Sequence[ExchangeDir], keys: Sequence[str], poll_s: float) -> None:
+    """Return once answers to ``keys`` have arrived in ``folders``: all of them, or some and none more for one
+    poll (so that answers written one after another are taken in one round, not one round each)."""
+    seen = 0
+    while True:
+        answered = sum(1 for key in keys if any(folder.answer_path(key).exists() for folder in folders))
+        if answered == len(keys) or 0 < answered == seen:
+            return
+        seen = answered
+        time.sleep(poll_s)

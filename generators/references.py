@@ -12,10 +12,43 @@ import asyncio
 from generators import prompts
 from generators.artifacts import ReferenceAnswer
 from generators.document import DocumentGraph, Edge
-from generators.llm import LLMClient, RepairNeeded
+from generators.exchange import gather_all
+from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from mantra_env.errors import did_you_mean
 
 MAX_READS = 3
+
+
+class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
+    """Stage ``document_extraction``: node ids must exist, and not be the node itself, its parent or children."""
+
+    node_id: str
+    known: list[str]
+    related: list[str]
+
+    def output(self) -> type[ReferenceAnswer]:
+        return ReferenceAnswer
+
+    def check(self, value: ReferenceAnswer) -> ReferenceAnswer:
+        problems = []
+        for wanted in [*value.read_nodes, *(ref.target for ref in value.references)]:
+            if wanted not in self.known:
+                hint = did_you_mean(wanted, self.known) or "ids look like c03"
+                problems.append(f"{wanted!r} is not a node id; {hint}")
+        for ref in value.references:
+            if ref.target == self.node_id:
+                problems.append(f"{ref.target} is this node itself; list only other nodes")
+            elif ref.target in self.related:
+                problems.append(f"{ref.target} is this node's parent or child; hierarchy is already known")
+        if problems:
+            raise RepairNeeded.listing(problems)
+        return value
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema whose read_nodes and reference targets are node ids of the table of "
+            f"contents, other than {self.node_id} itself and its parent or children ({', '.join(self.related) or '-'})"
+        )
 
 
 async def find_references(client: LLMClient, graph: DocumentGraph, parallel: int = 3) -> DocumentGraph:
@@ -27,35 +60,20 @@ async def find_references(client: LLMClient, graph: DocumentGraph, parallel: int
         async with limit:
             return await _node_references(client, graph, toc, node_id)
 
-    found = await asyncio.gather(*(one(node.id) for node in graph.nodes))
+    found = await gather_all(one(node.id) for node in graph.nodes)  # a pending node does not stop the others
     return graph.with_references([edge for edges in found for edge in edges])
 
 
 async def _node_references(client: LLMClient, graph: DocumentGraph, toc: str, node_id: str) -> list[Edge]:
     node = graph.node(node_id)
-    related = {node.parent, *node.children} - {None}
-    known = [n.id for n in graph.nodes]
-
-    def check(answer: ReferenceAnswer) -> ReferenceAnswer:
-        problems = []
-        for wanted in [*answer.read_nodes, *(ref.target for ref in answer.references)]:
-            if wanted not in known:
-                problems.append(f"{wanted!r} is not a node id; {did_you_mean(wanted, known) or 'ids look like c03'}")
-        for ref in answer.references:
-            if ref.target == node_id:
-                problems.append(f"{ref.target} is this node itself; list only other nodes")
-            elif ref.target in related:
-                problems.append(f"{ref.target} is this node's parent or child; hierarchy is already known")
-        if problems:
-            raise RepairNeeded.listing(problems)
-        return answer
+    related = sorted(nid for nid in {node.parent, *node.children} if nid is not None)
+    check = ReferencesCheck(node_id=node_id, known=[n.id for n in graph.nodes], related=related)
 
     extra: dict[str, str] = {}
     answer = await client.generate(
         "document_extraction",
         node_id,
         prompts.references(node_id, node.text, toc, extra),
-        ReferenceAnswer,
         check,
     )
     reads = 0
@@ -66,7 +84,6 @@ async def _node_references(client: LLMClient, graph: DocumentGraph, toc: str, no
             "document_extraction",
             f"{node_id}/read{reads}",
             prompts.references(node_id, node.text, toc, extra),
-            ReferenceAnswer,
             check,
         )
     return [

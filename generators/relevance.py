@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from generators import prompts
 from generators.artifacts import ToolRelevance
-from generators.llm import LLMClient
+from generators.llm import AnswerCheck, LLMClient
 from mantra_env.tools import ToolSpec
 
 
@@ -29,11 +29,23 @@ def answer_model(names: Sequence[str]) -> type[BaseModel]:
     )
 
 
+class RelevanceCheck(AnswerCheck[BaseModel]):
+    """Stage ``tool_relevance``: at least one tool, each a tool of the domain (the schema's enum)."""
+
+    names: list[str]
+
+    def output(self) -> type[BaseModel]:
+        return answer_model(self.names)
+
+    def statement(self) -> str:
+        return "one JSON object fitting the schema, naming at least one tool, each one of the schema's enum"
+
+
 async def relevant_tools(client: LLMClient, sample_id: str, excerpt: str, tools: Sequence[ToolSpec]) -> ToolRelevance:
     """The tools an agent needs for ``excerpt``, in the domain's tool order, without duplicates."""
     names = [spec.name for spec in tools]
     answer = await client.generate(
-        "tool_relevance", sample_id, prompts.tool_relevance(excerpt, tools), answer_model(names)
+        "tool_relevance", sample_id, prompts.tool_relevance(excerpt, tools), RelevanceCheck(names=names)
     )
     data = answer.model_dump()
     return ToolRelevance(tools=[name for name in names if name in set(data["tools"])], reason=data["reason"])

@@ -6,8 +6,9 @@ the request key the client sends (``<stage>/<subject>#<attempt>``, see :mod:`gen
 prompt text, so a fixture survives prompt wording changes; a missing key is an error that names it.
 
 Fixture files: YAML (``responses:`` mapping key → answer; an answer may be a mapping, dumped as JSON, or a
-string sent verbatim, e.g. to plant a syntax error) or JSONL (``{"key": ..., "response": ...}`` per line, which
-is what :class:`Recorder` appends while a real model runs).
+string sent verbatim, e.g. to plant a syntax error) or JSONL (``{"key": ..., "response": ..., "role": ...}`` per
+line, which is what :class:`Recorder` appends while a real model or an exchange folder answers; ``role`` is the
+writer's role, :data:`generators.exchange.ROLES`, and is not needed to replay).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class Recorder:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
-    def record(self, key: str, text: str) -> None:
-        line = json.dumps({"key": key, "response": text}, ensure_ascii=False)
+    def record(self, key: str, text: str, role: str) -> None:
+        line = json.dumps({"key": key, "response": text, "role": role}, ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")

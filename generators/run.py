@@ -1,10 +1,13 @@
-"""``python -m generators.run --config CONFIG.yaml [--resume RUN_DIR] [--from-stage S] [--stop-after S]``
+"""``python -m generators.run --config CONFIG.yaml [--resume RUN_DIR] [--from-stage S] [--stop-after S] [--wait]``
 
 Runs the MANTRA generation pipeline: manual + tools → validated suite. A new run gets a directory under the
 config's ``run_dir_base``; ``--resume RUN_DIR`` continues one (finished stages and samples are skipped, repeated
 LLM requests are cache hits), ``--from-stage`` recomputes a stage and everything after it, ``--stop-after`` ends
 after a stage. At the end it prints the funnel and the path of the exported suite, which
 ``python -m mantra_env.run --suite PATH`` runs agents on.
+
+With ``exchange/<dir>`` models (:mod:`generators.exchange`), a run whose requests wait for answers stops with
+exit code 3 and says where they are (``--resume`` continues it), or with ``--wait`` polls for the answers.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER, RunDir
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+
+PENDING_EXIT = 3
+"""Exit code of a run that stopped with exchange requests waiting for answers."""
 
 
 def _logging(config: GenerationConfig, run_dir: Path) -> None:
@@ -39,11 +45,21 @@ def _logging(config: GenerationConfig, run_dir: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generators.run", description=__doc__.split("\n\n")[1])
+    parser = command_parser(
+        "generators.run",
+        __doc__.split("\n\n")[1],
+        "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
+        "--resume runs/operations-20261123T101500                  # continue it",
+        "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
+    )
     parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
     parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")
     parser.add_argument("--stop-after", choices=STAGE_ORDER, help="stop once this stage is done")
+    parser.add_argument(
+        "--wait", action="store_true", help="with exchange models: wait for pending answers instead of stopping"
+    )
+    parser.add_argument("--poll", type=float, default=1.0, metavar="SECONDS", help="--wait checks this often (1)")
     args = parser.parse_args(argv)
     return run_command(lambda: _run(args), "interrupted: finished artifacts are kept; continue with --resume")
 
@@ -85,12 +101,20 @@ def _run(args: argparse.Namespace) -> int:
         from_stage=args.from_stage,
         stop_after=args.stop_after,
         on_stage=lambda stage: print(f"  stage {stage} done", file=sys.stderr),
+        wait=args.wait,
+        poll_s=args.poll,
     )
     total = usage_totals(result.usage)
     print(
         f"LLM: {total.requests} requests, {total.cache_hits} cache hits, {total.input_tokens} input and "
         f"{total.output_tokens} output tokens, ${total.cost_usd:.4f}, {total.repairs} repair round(s)"
     )
+    if result.pending:
+        print(
+            f"{len(result.pending)} requests pending in {', '.join(map(str, result.waiting_in))}; answer them and run "
+            f"`python -m generators.run --resume {run_dir}` (or add --wait)"
+        )
+        return PENDING_EXIT
     if result.suite is None:
         print(
             f"stopped after {result.stages_run[-1] if result.stages_run else 'nothing'}; resume with --resume {run_dir}"

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from pydantic import PrivateAttr
+
 from generators import prompts
 from generators.artifacts import Scenario, ScenarioBatch
-from generators.llm import LLMClient, RepairNeeded
-from mantra_env.domains import Domain, DomainError
+from generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.domains import Domain, DomainError, load_domain
 from mantra_env.tools import ToolSpec, call_problem
 
 DATABASE_EXCERPT_CHARS = 3_000  # fits an 8k-context local model beside the excerpt, the tools and the schema
@@ -19,6 +21,48 @@ def database_excerpt(domain: Domain) -> str:
     """The domain's base database as compact JSON, cut at a size a prompt can hold."""
     text = json.dumps(domain.base_data, separators=(",", ":"), ensure_ascii=False)
     return text if len(text) <= DATABASE_EXCERPT_CHARS else text[:DATABASE_EXCERPT_CHARS] + " ...(cut)"
+
+
+class ScenarioCheck(AnswerCheck[ScenarioBatch]):
+    """Stage ``scenario_generation``: ``count`` scenarios whose database patches apply to the domain's database and
+    whose argument bindings fit the tool schemas."""
+
+    domain: str
+    tools: list[ToolSpec]
+    count: int
+    _domain: Domain | None = PrivateAttr(default=None)
+
+    def output(self) -> type[ScenarioBatch]:
+        return ScenarioBatch
+
+    def check(self, value: ScenarioBatch) -> ScenarioBatch:
+        domain = self._domain or load_domain(self.domain)
+        specs = {spec.name: spec for spec in self.tools}
+        problems: list[str] = []
+        for number, draft in enumerate(value.scenarios, start=1):
+            patch = [op.model_dump(mode="json") for op in draft.database_patch]
+            try:
+                domain.fresh_database(patch)
+            except DomainError as error:
+                problems.append(f"scenario {number}: database_patch: {error}")
+            for tool, arguments in draft.argument_bindings.items():
+                if problem := call_problem(tool, arguments, specs):
+                    problems.append(f"scenario {number}: argument_bindings {problem}")
+            overlap = sorted(set(draft.external) & set(draft.internal))
+            if overlap:
+                problems.append(f"scenario {number}: {', '.join(overlap)} is both external and internal")
+        if len(value.scenarios) < self.count:
+            problems.append(f"{len(value.scenarios)} scenarios given; write {self.count}")
+        if problems:
+            raise RepairNeeded.listing(problems)
+        return value
+
+    def statement(self) -> str:
+        return (
+            f"one JSON object fitting the schema with at least {self.count} scenarios, each with a database_patch "
+            f"that applies to the {self.domain} database, argument_bindings that name tools of the request with "
+            "parameters and types their schemas accept, and no variable both external and internal"
+        )
 
 
 async def generate_scenarios(
@@ -33,30 +77,10 @@ async def generate_scenarios(
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
     database and argument bindings checked against the tool schemas before they are accepted)."""
-    specs = {spec.name: spec for spec in tools}
-
-    def check(batch: ScenarioBatch) -> ScenarioBatch:
-        problems: list[str] = []
-        for number, draft in enumerate(batch.scenarios, start=1):
-            patch = [op.model_dump(mode="json") for op in draft.database_patch]
-            try:
-                domain.fresh_database(patch)
-            except DomainError as error:
-                problems.append(f"scenario {number}: database_patch: {error}")
-            for tool, arguments in draft.argument_bindings.items():
-                if problem := call_problem(tool, arguments, specs):
-                    problems.append(f"scenario {number}: argument_bindings {problem}")
-            overlap = sorted(set(draft.external) & set(draft.internal))
-            if overlap:
-                problems.append(f"scenario {number}: {', '.join(overlap)} is both external and internal")
-        if len(batch.scenarios) < count:
-            problems.append(f"{len(batch.scenarios)} scenarios given; write {count}")
-        if problems:
-            raise RepairNeeded.listing(problems)
-        return batch
-
     messages = prompts.scenarios(excerpt, tools, count, database_excerpt(domain), bindings, existing)
-    batch = await client.generate("scenario_generation", sample_id, messages, ScenarioBatch, check)
+    check = ScenarioCheck(domain=domain.name, tools=list(tools), count=count)
+    check._domain = domain
+    batch = await client.generate("scenario_generation", sample_id, messages, check)
     return [
         Scenario(id=f"{sample_id}-{number}", sample_id=sample_id, draft=draft)
         for number, draft in enumerate(batch.scenarios[:count], start=1)

@@ -11,8 +11,11 @@ Each round, for every scenario still in play:
 3. Otherwise the **backward audit**: every check whose backward query is satisfiable goes to a judge (stage
    ``backward_audit``) that removes or replaces it, or repairs the world model.
 
-Every repair is a list of typed edits applied all-or-nothing (:mod:`mantra_env.worldmodel.edits`); an edit that
-does not apply goes back to the judge with the reason (stage ``fix_repair``). The rounds stop at a fixpoint (no
+The judges of one phase (every scenario's check resolution; every flagged check's audit) are asked together, on
+the same artifacts, so their requests go out at once (an exchange folder gets them in one round); their repairs
+are then applied in order. Every repair is a list of typed edits applied all-or-nothing
+(:mod:`mantra_env.worldmodel.edits`), re-validated on what the earlier ones left; an edit that does not apply
+goes back to the judge with the reason (stage ``fix_repair``). The rounds stop at a fixpoint (no
 edit applied) or after ``n_rounds``. Then every scenario is judged on the final artifacts: **validated** if the
 forward query and every backward query are consistent and a compliant trace exists within the bound;
 **rejected** if a judge declared it invalid, its checks could not be generated, or no compliant trace exists;
@@ -32,7 +35,8 @@ from pydantic import JsonValue
 from generators import prompts
 from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
 from generators.config import ValidationSettings
-from generators.llm import LLMClient
+from generators.exchange import gather_all
+from generators.llm import AnswerCheck, LLMClient
 from generators.scenarios import scenario_text
 from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
@@ -41,6 +45,32 @@ from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_model, parse_model
 from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
+
+
+class RepairCheck(AnswerCheck[Repair]):
+    """The judge stages: a repair that fits the schema. Its edits are applied afterwards: one that does not apply
+    is a new ``fix_repair`` request carrying the reason, not a repair of this answer."""
+
+    def output(self) -> type[Repair]:
+        return Repair
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema (a locus, a reason and typed edits); edits that do not apply to the "
+            "world model or checks come back as a fix_repair request with the reason"
+        )
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """One judge request: its stage, subject and messages; the scenario (None: the sample's world model) and the
+    check it is about."""
+
+    stage: str
+    subject: str
+    messages: prompts.Messages
+    sid: str | None = None
+    check_id: str = ""
 
 
 @dataclass
@@ -151,20 +181,30 @@ class _Loop:
     def _checks_text(self, sid: str) -> str:
         return "\n".join(f"{entry.id}: {entry.text}" for entry in self.checks[sid])
 
-    async def repair(self, stage: str, subject: str, messages: prompts.Messages, sid: str | None) -> Repair:
-        """Ask a judge and apply its edits (retrying rejected edits through ``fix_repair``); returns the repair
-        that was applied (or the last one proposed, with nothing applied)."""
-        repair = await self.client.generate(stage, subject, messages, Repair)
+    async def repair(self, asks: Sequence[_Ask]) -> None:
+        """Ask the judges of ``asks`` together (built on the same artifacts, their answers are independent), then
+        apply their edits in order, each re-validated on what the earlier ones left; rejected edits go back to
+        their judge through ``fix_repair``. A judge of a scenario rejected or of a check removed by an earlier
+        repair of the batch is not applied."""
+        repairs = await gather_all(self.client.generate(a.stage, a.subject, a.messages, RepairCheck()) for a in asks)
+        for ask, repair in zip(asks, repairs, strict=True):
+            if ask.sid in self.rejected or (
+                ask.check_id and ask.check_id not in {c.id for c in self.checks[ask.sid or ""]}
+            ):
+                continue
+            await self._settle(ask, repair)
+
+    async def _settle(self, ask: _Ask, repair: Repair) -> None:
         for attempt in range(self.client.config.llm.retry.max_repair_attempts + 1):
-            error = self._apply(stage if attempt == 0 else "fix_repair", sid, repair)
-            if error is None:
-                return repair
-            if attempt == self.client.config.llm.retry.max_repair_attempts:
-                break
+            error = self._apply(ask.stage if attempt == 0 else "fix_repair", ask.sid, repair)
+            if error is None or attempt == self.client.config.llm.retry.max_repair_attempts:
+                return
             repair = await self.client.generate(
-                "fix_repair", f"{subject}/fix{attempt + 1}", prompts.fix_edits(repair.model_dump_json(), error), Repair
+                "fix_repair",
+                f"{ask.subject}/fix{attempt + 1}",
+                prompts.fix_edits(repair.model_dump_json(), error),
+                RepairCheck(),
             )
-        return repair
 
     def _apply(self, stage: str, sid: str | None, repair: Repair) -> str | None:
         entry: dict[str, JsonValue] = {
@@ -234,51 +274,50 @@ class _Loop:
             for sid, r in conflicts.items()
         )
         await self.repair(
-            "conflict_resolution",
-            f"{self.data.sample_id}/r{self.round}",
-            prompts.world_model_repair(self.data.excerpt, format_model(self.model), listing),
-            None,
+            [
+                _Ask(
+                    "conflict_resolution",
+                    f"{self.data.sample_id}/r{self.round}",
+                    prompts.world_model_repair(self.data.excerpt, format_model(self.model), listing),
+                )
+            ]
         )
+        asks = []
         for sid in conflicts:
             result = (await self.evaluate(sid, backward=False)).forward
             if sid in self.rejected or result is None or result.status != "conflict" or result.witness is None:
                 continue
-            await self.repair(
-                "locus_reassessment",
-                f"{sid}/r{self.round}",
-                prompts.check_resolution(
+            messages = prompts.check_resolution(
+                self.data.excerpt,
+                format_model(self.model),
+                scenario_text(self.scenarios[sid]),
+                self._checks_text(sid),
+                result.witness.render(),
+            )
+            asks.append(_Ask("locus_reassessment", f"{sid}/r{self.round}", messages, sid))
+        await self.repair(asks)
+        return True
+
+    async def backward_phase(self) -> None:
+        """Backward audits of the scenarios without a forward conflict (their judges asked together), and their
+        repairs."""
+        asks = []
+        for sid in self.active():
+            evaluation = await self.evaluate(sid, backward=True)
+            for result in evaluation.backward or []:
+                if result.status != "conflict" or result.witness is None:
+                    continue
+                messages = prompts.backward_audit(
                     self.data.excerpt,
                     format_model(self.model),
                     scenario_text(self.scenarios[sid]),
                     self._checks_text(sid),
+                    str(result.check_id),
                     result.witness.render(),
-                ),
-                sid,
-            )
-        return True
-
-    async def backward_phase(self) -> None:
-        """Backward audits of the scenarios without a forward conflict, and their repairs."""
-        for sid in self.active():
-            evaluation = await self.evaluate(sid, backward=True)
-            for result in evaluation.backward or []:
-                if result.status != "conflict" or result.witness is None or sid in self.rejected:
-                    continue
-                if result.check_id not in {entry.id for entry in self.checks[sid]}:
-                    continue  # removed by an earlier repair of this round
-                await self.repair(
-                    "backward_audit",
-                    f"{sid}/{result.check_id}/r{self.round}",
-                    prompts.backward_audit(
-                        self.data.excerpt,
-                        format_model(self.model),
-                        scenario_text(self.scenarios[sid]),
-                        self._checks_text(sid),
-                        str(result.check_id),
-                        result.witness.render(),
-                    ),
-                    sid,
                 )
+                subject = f"{sid}/{result.check_id}/r{self.round}"
+                asks.append(_Ask("backward_audit", subject, messages, sid, str(result.check_id)))
+        await self.repair(asks)
 
     async def outcome(self, sid: str) -> ScenarioOutcome:
         checks = list(self.checks.get(sid, ()))

@@ -16,7 +16,7 @@ from pydantic import JsonValue
 
 from generators import prompts
 from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
-from generators.llm import LLMClient, RepairNeeded
+from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import DslError, WorldModel, check_model, format_model, parse_expr, parse_model
@@ -73,6 +73,46 @@ def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_id
     return answer.model_copy(update={"model": format_model(model)})
 
 
+class SchemaCheck(AnswerCheck[WorldModelSchema]):
+    """Stage ``smt_schema_prepass``: declarations that parse and type-check, no transitions, initial values of
+    declared variables only."""
+
+    tools: list[ToolSpec]
+
+    def output(self) -> type[WorldModelSchema]:
+        return WorldModelSchema
+
+    def check(self, value: WorldModelSchema) -> WorldModelSchema:
+        return _check_schema(value, self.tools)
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema whose declarations parse and type-check in the world-model DSL against "
+            "the request's tools, declare variables and constants only (no transitions), and whose initial values "
+            "name declared variables only"
+        )
+
+
+class FullPassCheck(AnswerCheck[WorldModelAnswer]):
+    """Stage ``smt_full_pass``: a model that parses and type-checks, and a goal per scenario that does too."""
+
+    tools: list[ToolSpec]
+    scenario_ids: list[str]
+
+    def output(self) -> type[WorldModelAnswer]:
+        return WorldModelAnswer
+
+    def check(self, value: WorldModelAnswer) -> WorldModelAnswer:
+        return _check_full(value, self.tools, self.scenario_ids)
+
+    def statement(self) -> str:
+        return (
+            "one JSON object fitting the schema whose model parses and type-checks in the world-model DSL against the "
+            "request's tools, has no (goal ...) of its own, gives initial values of declared variables only, and "
+            f"gives a type-checking goal for each scenario ({', '.join(self.scenario_ids)}) and for no other"
+        )
+
+
 async def generate_world_model(
     client: LLMClient,
     sample_id: str,
@@ -86,16 +126,14 @@ async def generate_world_model(
         "smt_schema_prepass",
         sample_id,
         prompts.schema_prepass(excerpt, tools, listing),
-        WorldModelSchema,
-        lambda answer: _check_schema(answer, tools),
+        SchemaCheck(tools=list(tools)),
     )
     ids = [s.id for s in scenarios]
     full = await client.generate(
         "smt_full_pass",
         sample_id,
         prompts.full_pass(excerpt, tools, listing, schema.declarations),
-        WorldModelAnswer,
-        lambda answer: _check_full(answer, tools, ids),
+        FullPassCheck(tools=list(tools), scenario_ids=ids),
     )
     return WorldModelArtifact(
         sample_id=sample_id,

@@ -13,7 +13,6 @@ note. Hand-written suites (``written``/``validated``/``final``) have no funnel.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import json
@@ -30,7 +29,7 @@ from graders import figures
 from graders.analysis import CategoryCount, RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_k
 from mantra_env.case import SuiteManifest
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -267,14 +266,26 @@ NOTES = (
 )
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]|])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal Markdown: HTML escaped, the characters that make tables, links or code escaped, and
+    line breaks (which would end a table row) as spaces; model names and suite paths come from the database."""
+    escaped = html.escape(" ".join(text.splitlines()), quote=False)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
+
+
 def render_markdown(report: Report, figure_files: dict[str, str]) -> str:
     lines = ["# mantra-env leaderboard", "", NOTES, ""]
     for title, header, rows in _tables(report):
         lines += [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows] or ["| " + " | ".join("" for _ in header) + " |"]
+        lines += ["| " + " | ".join(map(markdown_text, row)) + " |" for row in rows] or [
+            "| " + " | ".join("" for _ in header) + " |"
+        ]
         lines.append("")
     if report.notes:
-        lines += ["## Notes", "", *(f"- {note}" for note in report.notes), ""]
+        lines += ["## Notes", "", *(f"- {markdown_text(note)}" for note in report.notes), ""]
     lines.append("## Figures")
     lines += [f"![{name}]({path})" for name, path in figure_files.items()]
     return "\n".join(lines) + "\n"
@@ -323,6 +334,13 @@ def write_report(
 ) -> dict[str, Path]:
     """Write report.md, report.html and the figures; returns the main paths."""
     report = build_report(store, run_ids, k, suites)
+    try:
+        return _write_files(report, out)
+    except OSError as error:
+        raise MantraError(f"cannot write the report to {out}: {error.strerror or error}; pass another --out") from None
+
+
+def _write_files(report: Report, out: Path) -> dict[str, Path]:
     folder = out / "figures"
     made = {
         "pass_at_k": figures.save(figures.pass_at_k_curves(report.curves), folder, "pass_at_k"),
@@ -344,8 +362,12 @@ def write_report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.report", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = command_parser(
+        "graders.report",
+        __doc__,
+        "                                   # every run in results/mantra.duckdb -> results/report/",
+        "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",
+    )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
     parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")
@@ -359,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         "own suites are always looked up)",
     )
     args = parser.parse_args(argv)
+    if args.k < 1:
+        print(f"error: --k must be at least 1 (got {args.k})", file=sys.stderr)
+        return 2
     if not args.db.exists():
         print(f"error: no rollout database at {args.db}; run `python -m mantra_env.run` first", file=sys.stderr)
         return 2

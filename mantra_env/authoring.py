@@ -12,7 +12,6 @@ validate is an error that shows the solver's witness, so the author can fix the 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
 from mantra_env.checks import tools_mentioned
+from mantra_env.cli import command_parser
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError, error_path
 from mantra_env.smt import CaseSolver, QueryResult
@@ -177,7 +177,12 @@ def _explain(results: list[QueryResult]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mantra_env.authoring", description=__doc__.split("\n\n")[0])
+    parser = command_parser(
+        "mantra_env.authoring",
+        __doc__.split("\n\n")[0],
+        "mantra_env/domains/operations/suites/starter/source.yaml   # writes suite.jsonl, manifest.json beside it",
+        "--check mantra_env/domains/*/suites/*/source.yaml          # fails if a written suite is stale",
+    )
     parser.add_argument("sources", nargs="+", type=Path, help="source.yaml files; the suite is written beside each")
     parser.add_argument("--check", action="store_true", help="fail if a written suite differs from its source")
     args = parser.parse_args(argv)

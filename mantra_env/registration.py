@@ -60,5 +60,13 @@ def shipped_suites() -> dict[str, Path]:
     return found
 
 
+def domains_without_suites() -> list[str]:
+    """Domains that ship no suite yet: ``mantra/<domain>-v0`` is registered for them too, so that making it says
+    so (a clear :class:`~mantra_env.domains.DomainError`) instead of gymnasium's "doesn't exist"."""
+    with_suites = {manifest.parents[2].name for manifest in DOMAINS_DIR.glob("*/suites/*/manifest.json")}
+    return sorted(p.parent.name for p in DOMAINS_DIR.glob("*/__init__.py") if p.parent.name not in with_suites)
+
+
 def register_shipped_suites() -> list[str]:
-    return [register_suite(name, folder) for name, folder in shipped_suites().items()]
+    suites = [register_suite(name, folder) for name, folder in shipped_suites().items()]
+    return suites + [register_suite(name, name) for name in domains_without_suites()]

@@ -7,6 +7,7 @@ Examples::
     python -m mantra_env.run --model openai/gpt-4o-mini --attempts 5 --concurrency 8
     python -m mantra_env.run --model scripted:oracle           # scripted agents: oracle, noop, random, write-first
     python -m mantra_env.run --run-name nightly --resume       # continue a killed run; finished episodes are kept
+    python -m mantra_env.run --model qwen --resume --retry-errors  # the latest qwen run; rerun its error episodes
 
 Options also read ``MANTRA_MODEL``, ``MANTRA_SUITE`` and ``MANTRA_DB`` from the environment. ``--example``
 grades the paper's Fig. 1 example traces instead (no agent involved).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -27,13 +29,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graders import grade
 from mantra_env.checks import parse_check
-from mantra_env.cli import run_command
+from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.trace import Trace
+
+if TYPE_CHECKING:
+    from mantra_env.runner import RunSettings
 
 
 def run_example() -> int:
@@ -59,14 +64,13 @@ def run_example() -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(
-        prog="python -m mantra_env.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    cli = command_parser("mantra_env.run", __doc__)
     cli.add_argument("--suite", default=os.environ.get("MANTRA_SUITE", "operations"), help="suite name or folder")
     cli.add_argument(
         "--model",
-        default=os.environ.get("MANTRA_MODEL"),
-        help="model alias (agents/models.yaml), litellm model string, or scripted:<oracle|noop|random|write-first>",
+        default=os.environ.get("MANTRA_MODEL") or None,
+        help="model alias (agents/models.yaml), litellm model string, or scripted:<oracle|noop|random|write-first> "
+        "(default: the models file's default, the bundled local model)",
     )
     cli.add_argument("--attempts", type=int, default=5, help="attempts per case (k of Pass@k; default 5)")
     cli.add_argument("--cases", nargs="*", default=[], help="case ids or wildcards (default: all)")
@@ -78,7 +82,17 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--retries", type=int, default=2, help="retries of an episode after an infrastructure error")
     cli.add_argument("--db", default=os.environ.get("MANTRA_DB", "results/mantra.duckdb"), help="DuckDB file")
     cli.add_argument("--run-name", help="run id (default: suite-model-timestamp); reuse it with --resume")
-    cli.add_argument("--resume", action="store_true", help="continue the run named by --run-name")
+    cli.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run named by --run-name (without it: the latest run of the suite and model); refused "
+        "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles or --timeout changed",
+    )
+    cli.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the attempts stored as infrastructure errors (each replaces its error)",
+    )
     cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
     return cli
 
@@ -127,7 +141,7 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
         from agents.local_server import start_server
 
         print("starting the bundled local model server (SmolLM2-135M, one thread)...", file=sys.stderr)
-        server = start_server()
+        server = start_server(log_dir=None if args.db == ":memory:" else Path(args.db).parent)  # log beside --db
         stack.append(server)
         api_base = server.api_base
     return config.alias, lambda: StrandsAgent(config, max_cycles=args.max_cycles, api_base=api_base)
@@ -152,53 +166,92 @@ def _rate(value: float, unit: str) -> str:
     return "n/a (no scored episodes)" if math.isnan(value) else f"{value:.1%} {unit}"
 
 
+def _settings(args: argparse.Namespace) -> RunSettings:
+    """The run's settings from the options, each range-checked (:class:`~mantra_env.runner.RunnerError`)."""
+    from mantra_env.runner import RunnerError, RunSettings
+
+    if args.model == "":
+        raise RunnerError("--model is empty; leave it out for the default model (the models file's default alias)")
+    if args.max_cycles < 1:
+        raise RunnerError(f"--max-cycles must be at least 1 (got {args.max_cycles})")
+    if args.retry_errors and not args.resume:
+        raise RunnerError("--retry-errors reruns the error episodes of a stored run: add --resume")
+    if args.resume and args.db == ":memory:":
+        raise RunnerError("--resume needs the run's database file; an in-memory database (--db :memory:) is new")
+    return RunSettings(
+        attempts=args.attempts,
+        concurrency=args.concurrency,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        episode_timeout_s=args.timeout,
+        retries=args.retries,
+        cases=tuple(args.cases),
+        retry_errors=args.retry_errors,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from graders.analysis import summarize_run
     from mantra_env.domains import DomainError, find_suite
-    from mantra_env.runner import RunProgress, RunSettings, run_suite
+    from mantra_env.resume import latest_run, suite_hash
+    from mantra_env.runner import RunProgress, plan, run_suite
     from mantra_env.store import RolloutStore
     from mantra_env.store.records import RunRecord
 
+    settings = _settings(args)  # every check that needs no suite, then those that do: nothing is written before
     _quiet_libraries()
     domain, suite = find_suite(args.suite)
     if domain is None:
         raise DomainError(
             f"suite {args.suite!r} names domain {suite.manifest.domain!r}, which mantra-env does not ship"
         )
+    plan(suite, domain, settings)
     stack: list[Any] = []
     try:
         model_name, make_agent = _agent_factory(args.model, args, stack)
+        settings = dataclasses.replace(settings, concurrency=args.concurrency)  # the model's cap may lower it
         if stack:  # a bundled local server was started
             _warm_up(make_agent, suite, domain)
         else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
             from agents.preflight import preflight
 
             preflight(make_agent(), suite, domain)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        run_id = args.run_name or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
-        Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+        suite_label = f"{suite.manifest.domain}/{suite.manifest.name}"
         with RolloutStore(args.db) as store:
-            if store.query("SELECT 1 FROM runs WHERE run_id = ?", [run_id]) and not args.resume:
+            run_id = args.run_name
+            if args.resume and not run_id:
+                run_id, older = latest_run(store, suite_label, model_name)
+                more = f" ({len(older)} older: {', '.join(older[:3])}; name one with --run-name)" if older else ""
+                print(f"resuming {run_id}, the latest run of {suite_label} with {model_name}{more}", file=sys.stderr)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+            run_id = run_id or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
+            stored = store.run_record(run_id)
+            if stored is not None and not args.resume:
                 raise MantraError(
                     f"run {run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name"
                 )
-            settings = RunSettings(
-                attempts=args.attempts,
-                concurrency=args.concurrency,
-                seed=args.seed,
-                max_steps=args.max_steps,
-                episode_timeout_s=args.timeout,
-                retries=args.retries,
-                cases=tuple(args.cases),
-            )
+            if stored is not None and stored.suite_hash is None:
+                print(
+                    f"note: run {run_id} was stored before runs recorded their suite's hash and settings; resuming "
+                    "it cannot check that they are unchanged",
+                    file=sys.stderr,
+                )
             record = RunRecord(
                 run_id=run_id,
                 name=args.run_name or "",
-                suite=f"{suite.manifest.domain}/{suite.manifest.name}",
+                suite=suite_label,
                 suite_version=suite.manifest.version,
                 model=model_name,
                 agent=make_agent().name,
                 config={k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)},
+                suite_hash=suite_hash(suite, domain),
+                settings={
+                    "attempts": args.attempts,
+                    "seed": args.seed,
+                    "max_steps": args.max_steps,
+                    "max_cycles": args.max_cycles,
+                    "timeout": args.timeout,
+                },
             )
             progress = RunProgress()
             started = time.perf_counter()
@@ -231,7 +284,10 @@ def run(args: argparse.Namespace) -> int:
         ]
         for label, value in rows:
             print(f"  {label:<18} {value}")
-        print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
+        if args.db == ":memory:":
+            print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
+        else:
+            print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
         if progress.stopped:
             print(f"error: {progress.stopped}", file=sys.stderr)
             return 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import gc
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -26,13 +27,18 @@ from typing import Any
 
 from mantra_env.agent import AgentReport, EpisodeAgent, InfrastructureError
 from mantra_env.case import Suite
-from mantra_env.domains import Domain
+from mantra_env.domains import Domain, DomainError
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
 from mantra_env.store.writer import EpisodeSink, episode_sink
 from mantra_env.trace import Trace
+
+MAX_EPISODES = 200_000
+"""Most episodes one run may schedule: the runner creates a task per episode up front (a waiting task is ~1.5 kB,
+measured with tracemalloc: ~300 MB at this bound), so a much larger run would take the machine's memory before its
+first episode (a billion attempts did: D6). Split larger runs with ``--cases``."""
 
 
 class RunnerError(MantraError, ValueError):
@@ -41,8 +47,9 @@ class RunnerError(MantraError, ValueError):
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How to run: attempts per case, concurrency, caps, retries.
+    """How to run: attempts per case, concurrency, caps, retries; out-of-range values raise :class:`RunnerError`.
 
+    ``retry_errors``: run again the attempts stored as infrastructure errors (each replaces its error episode).
     A retry waits ``backoff_s * 2**trial`` seconds times a jitter factor in [0.5, 1.5) drawn from a generator
     seeded by (``seed``, case, attempt), so concurrent episodes do not retry in lock-step and a run's waits are
     reproducible. ``max_auth_errors`` consecutive authentication errors stop the run from scheduling more.
@@ -57,6 +64,24 @@ class RunSettings:
     backoff_s: float = 1.0
     cases: tuple[str, ...] = ()
     max_auth_errors: int = 3
+    retry_errors: bool = False
+
+    def __post_init__(self) -> None:
+        at_least = (
+            ("--attempts", self.attempts, 1),
+            ("--concurrency", self.concurrency, 1),
+            ("--seed", self.seed, 0),
+            ("--max-steps", self.max_steps, 1),
+            ("--retries", self.retries, 0),
+            ("max_auth_errors", self.max_auth_errors, 1),
+        )
+        for option, value, least in at_least:
+            if value < least:
+                raise RunnerError(f"{option} must be at least {least} (got {value})")
+        if not (math.isfinite(self.episode_timeout_s) and self.episode_timeout_s > 0):
+            raise RunnerError(f"--timeout must be a positive, finite number of seconds (got {self.episode_timeout_s})")
+        if not (math.isfinite(self.backoff_s) and self.backoff_s >= 0):
+            raise RunnerError(f"backoff_s must be a finite number of seconds, at least 0 (got {self.backoff_s})")
 
 
 @dataclass
@@ -84,6 +109,33 @@ def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
     return chosen
 
 
+def plan(suite: Suite, domain: Domain, settings: RunSettings) -> list[tuple[str, int]]:
+    """The (case, attempt) keys of a run, after every check that can fail before it starts: an empty suite, a
+    case filter that matches nothing, too many episodes, a case of another domain or with a database patch that
+    does not apply (each named)."""
+    if not suite.cases:
+        raise RunnerError(f"suite {suite.manifest.name!r} has no cases: nothing to run")
+    chosen = select_cases(suite, settings.cases)
+    if len(chosen) * settings.attempts > MAX_EPISODES:
+        raise RunnerError(
+            f"{len(chosen)} cases x {settings.attempts} attempts is {len(chosen) * settings.attempts} episodes, "
+            f"more than one run can hold ({MAX_EPISODES}); lower --attempts or split the run with --cases"
+        )
+    for case_id in chosen:
+        case = suite.case(case_id)
+        if case.domain != domain.name:
+            raise RunnerError(
+                f"case {case.id!r} of suite {suite.manifest.name!r} is a case of domain {case.domain!r}, but the "
+                f"suite's manifest says {domain.name!r}; fix the case's domain or move it to a suite of its own"
+            )
+        if case.database_patch:
+            try:
+                domain.fresh_database(case.database_patch)
+            except DomainError as error:
+                raise RunnerError(f"case {case.id!r} of suite {suite.manifest.name!r}: {error}") from None
+    return [(case_id, attempt) for case_id in chosen for attempt in range(settings.attempts)]
+
+
 async def run_suite(
     store: RolloutStore,
     run: RunRecord,
@@ -94,12 +146,14 @@ async def run_suite(
     progress: RunProgress | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> RunProgress:
-    """Run every (case, attempt) not yet stored for ``run``; returns the progress counts."""
+    """Run every (case, attempt) not yet stored for ``run`` (and, with ``settings.retry_errors``, those stored as
+    infrastructure errors); returns the progress counts. Nothing is written when :func:`plan` refuses the run."""
     progress = progress or RunProgress()
+    keys = plan(suite, domain, settings)
     store.start_run(run)
     finished = store.finished_keys(run.run_id)
-    keys = [(cid, attempt) for cid in select_cases(suite, settings.cases) for attempt in range(settings.attempts)]
-    todo = [key for key in keys if key not in finished]
+    retried = store.error_keys(run.run_id) if settings.retry_errors else set()
+    todo = [key for key in keys if key not in finished or key in retried]
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
     auth_errors = 0  # consecutive, in the order episodes finish
@@ -117,7 +171,7 @@ async def run_suite(
                     "the finished episodes are stored, the others were not started"
                 )
             # The slot is held until the writer has taken the episode, which bounds what waits to be written.
-            stored = await sink.submit(record)
+            stored = await sink.submit(record, replaces_error=(case_id, attempt) in retried)
         await stored  # committed: only now does it count as done
         progress.done += 1
         progress.passed += record.status == "passed"

@@ -104,6 +104,19 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+def _inline_refs(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with every ``{"$ref": "#/$defs/X"}`` replaced by X itself: a list of flat records (pydantic
+    models as list items) is described inline, as the tool specs' readers (agents, the world-model DSL) expect."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return _inline_refs(defs[ref.removeprefix("#/$defs/")], defs)
+        return {k: _inline_refs(v, defs) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_inline_refs(item, defs) for item in schema]
+    return schema
+
+
 def derive_tool(owner: type, name: str, method: Callable[..., Any], kind: ToolKind) -> ToolDefinition:
     """Build the spec and argument model of one tool from its signature and docstring."""
     where = f"{owner.__name__}.{name}"
@@ -129,6 +142,7 @@ def derive_tool(owner: type, name: str, method: Callable[..., Any], kind: ToolKi
         raise ToolDefinitionError(f"{where}: 'Args:' describes {', '.join(unknown)}, which the method does not take")
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
     schema = _strip_titles(model.model_json_schema())
+    schema = _inline_refs(schema, schema.pop("$defs", {}))
     schema.setdefault("properties", {})
     schema.setdefault("required", [])
     schema["additionalProperties"] = False

@@ -4,10 +4,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers_rollouts import run_scripted
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # tests run offline: never fetch litellm's price list
+
+# No test may depend on the machine's speed: hypothesis's per-example deadline (200 ms) and its too-slow health
+# check fail property tests on a loaded machine, so both are off for every test (set here, before the test
+# modules' own @settings, which inherit it).
+settings.register_profile("mantra-tests", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("mantra-tests")
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,259 @@ def test_a_key_revoked_mid_run_stops_the_run_with_a_reason(
     assert "stopped after 3 consecutive authentication errors" in capsys.readouterr().err
     with RolloutStore(tmp_path / "r.duckdb") as store:
         assert store.query("SELECT count(*) FROM episodes") == [(3,)]
+
+
+# -- integrity of runs and options (issue 13: D4, D6, D10, D15, D17) ---------------------------------------------
+
+NOOP = ["--model", "scripted:noop", "--attempts", "1", "--cases", "fig1-*"]
+
+
+def _rows(db: Path) -> list[tuple[object, ...]]:
+    with RolloutStore(db, read_only=True) as store:
+        return store.query(
+            "SELECT run_id, case_id, attempt, status, error_kind FROM episodes ORDER BY run_id, case_id, attempt"
+        )
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *parts: str) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    for part in parts:
+        assert part in err, err
+    return err
+
+
+def _starter_copy(folder: Path) -> Path:
+    """A copy of the operations starter suite (same domain/name) to edit."""
+    from mantra_env.domains import load_domain
+
+    source = load_domain("operations").suite_dirs["starter"]
+    shutil.copytree(source, folder)
+    return folder
+
+
+def _edit_case(suite: Path, case_id: str, **changes: object) -> None:
+    lines = (suite / "suite.jsonl").read_text(encoding="utf-8").splitlines()
+    cases = [json.loads(line) for line in lines if line.strip()]
+    for case in cases:
+        if case["id"] == case_id:
+            case.update(changes)
+    (suite / "suite.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+
+
+def test_d4_resume_without_run_name_continues_the_latest_run_of_the_suite_and_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "r.duckdb")
+    assert main([*NOOP, "--db", db, "--run-name", "first"]) == 0
+    assert main([*NOOP, "--db", db, "--run-name", "second"]) == 0
+    capsys.readouterr()
+    assert main([*NOOP, "--db", db, "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert "resuming second, the latest run of operations/starter with scripted:noop (1 older: first" in captured.err
+    assert "run second:" in captured.out and "2 episodes were already stored" in captured.out
+    assert [row[0] for row in _rows(Path(db))] == ["first", "first", "second", "second"]
+
+
+def test_d4_resume_without_run_name_and_no_run_of_that_model_names_the_candidates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "first"]) == 0
+    before = _rows(db)
+    capsys.readouterr()
+    args = ["--model", "scripted:oracle", "--attempts", "1", "--cases", "fig1-*", "--db", str(db), "--resume"]
+    assert main(args) == 2
+    _one_line_error(capsys, "holds no run of operations/starter with model scripted:oracle",
+                    "first (operations/starter, scripted:noop); name one with --run-name")  # fmt: skip
+    assert _rows(db) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "difference"),
+    [
+        (["--attempts", "2"], "attempts: 1 -> 2"),
+        (["--seed", "7"], "seed: 0 -> 7"),
+        (["--max-steps", "5"], "max_steps: 30 -> 5"),
+        (["--timeout", "60"], "timeout: 300.0 -> 60.0"),
+        (["--max-cycles", "3"], "max_cycles: 20 -> 3"),
+        (["--model", "scripted:random"], "model: 'scripted:noop' -> 'scripted:random'"),
+    ],
+)
+def test_d4_resuming_with_changed_settings_is_refused_with_the_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: list[str], difference: str
+) -> None:
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "R"]) == 0
+    before = _rows(db)
+    capsys.readouterr()
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume", *change]) == 2
+    _one_line_error(capsys, "run 'R' was stored with other settings", difference)
+    assert _rows(db) == before
+
+
+def test_d4_resuming_with_a_changed_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "r.duckdb"
+    suite = _starter_copy(tmp_path / "starter")
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--suite", str(suite)]) == 0
+    before = _rows(db)
+    _edit_case(
+        suite, "fig1-case1", checks=json.loads((suite / "suite.jsonl").read_text().splitlines()[0])["checks"][:1]
+    )
+    capsys.readouterr()
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume", "--suite", str(suite)]) == 2
+    _one_line_error(capsys, "suite content (hash of cases, manual, tools, database): ")
+    assert _rows(db) == before
+
+
+def test_d4_retry_errors_reruns_the_error_episodes_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mantra_env.store import EpisodeRecord
+
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "R"]) == 0
+    with RolloutStore(db) as store:  # as a provider outage would have left it
+        store.conn.execute("DELETE FROM check_verdicts WHERE case_id = 'fig1-case1'")
+        store.conn.execute("DELETE FROM steps WHERE case_id = 'fig1-case1'")
+        store.conn.execute("DELETE FROM episodes WHERE case_id = 'fig1-case1'")
+        error = EpisodeRecord(run_id="R", case_id="fig1-case1", attempt=0, status="error", error_kind="server")
+        store.record_episode(error)
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume"]) == 0  # errors are kept without the flag
+    assert "2 episodes were already stored" in capsys.readouterr().out
+    assert ("R", "fig1-case1", 0, "error", "server") in _rows(db)
+    assert main([*NOOP, "--db", str(db), "--resume", "--retry-errors"]) == 0
+    assert "1 episodes were already stored" in capsys.readouterr().out
+    assert _rows(db) == [("R", "fig1-case1", 0, "failed", None), ("R", "fig1-case2", 0, "failed", None)]
+    assert main([*NOOP, "--db", str(db), "--retry-errors"]) == 2
+    _one_line_error(capsys, "--retry-errors reruns the error episodes of a stored run: add --resume")
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--attempts", "0"], "--attempts must be at least 1 (got 0)"),
+        (["--attempts", "-1"], "--attempts must be at least 1 (got -1)"),
+        (["--attempts", "1000000000"], "lower --attempts or split the run with --cases"),
+        (["--retries", "-1"], "--retries must be at least 0 (got -1)"),
+        (["--timeout", "0"], "--timeout must be a positive, finite number of seconds (got 0.0)"),
+        (["--timeout", "-5"], "--timeout must be a positive, finite number of seconds"),
+        (["--timeout", "inf"], "--timeout must be a positive, finite number of seconds (got inf)"),
+        (["--max-steps", "0"], "--max-steps must be at least 1 (got 0)"),
+        (["--concurrency", "0"], "--concurrency must be at least 1 (got 0)"),
+        (["--max-cycles", "0"], "--max-cycles must be at least 1 (got 0)"),
+        (["--seed", "-1"], "--seed must be at least 0 (got -1)"),
+    ],
+)
+def test_d6_out_of_range_options_are_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+) -> None:
+    db = tmp_path / "sub" / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), *option]) == 2
+    _one_line_error(capsys, message)
+    assert not db.parent.exists()
+
+
+def test_d6_a_refused_run_leaves_no_run_row_and_its_name_can_be_used_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.duckdb"
+    assert main(["--model", "scripted:noop", "--cases", "nope-*", "--db", str(db), "--run-name", "R"]) == 2
+    _one_line_error(capsys, "matches no case")
+    assert not db.exists()
+    assert main([*NOOP, "--db", str(db), "--run-name", "R"]) == 0
+    assert len(_rows(db)) == 2
+
+
+def test_d15_a_db_whose_folder_cannot_be_created_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    assert main([*NOOP, "--db", str(tmp_path / "file" / "sub" / "r.duckdb")]) == 2
+    _one_line_error(capsys, "cannot create the folder of rollout database")
+
+
+def test_d10_run_refuses_another_applications_database_without_writing_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import duckdb
+
+    db = tmp_path / "other.duckdb"
+    conn = duckdb.connect(str(db))
+    conn.execute("CREATE TABLE runs (id INTEGER)")
+    conn.close()
+    before = db.read_bytes()
+    assert main([*NOOP, "--db", str(db)]) == 2
+    _one_line_error(capsys, "is not a mantra-env rollout database (it holds runs but no schema_migrations table)")
+    assert db.read_bytes() == before
+
+
+def test_d17_an_empty_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--model", "", "--db", str(tmp_path / "r.duckdb")]) == 2
+    _one_line_error(capsys, "--model is empty; leave it out for the default model")
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_d17_an_in_memory_database_says_the_rollouts_are_gone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*NOOP, "--db", ":memory:"]) == 0
+    out = capsys.readouterr().out
+    assert "kept in memory only (--db :memory:) and gone now; pass --db FILE" in out
+    assert "report --db :memory:" not in out
+    assert main([*NOOP, "--db", ":memory:", "--resume"]) == 2
+    _one_line_error(capsys, "--resume needs the run's database file")
+
+
+def test_d17_timeout_nan_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*NOOP, "--db", str(tmp_path / "r.duckdb"), "--timeout", "nan"]) == 2
+    _one_line_error(capsys, "--timeout must be a positive, finite number of seconds (got nan)")
+
+
+def test_d17_a_bad_database_patch_is_refused_before_the_run_naming_the_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = _starter_copy(tmp_path / "starter")
+    _edit_case(suite, "fig1-case2", database_patch=[{"op": "set", "path": "items.NOPE.x", "value": 1}])
+    db = tmp_path / "r.duckdb"
+    assert main(["--model", "scripted:noop", "--attempts", "1", "--suite", str(suite), "--db", str(db)]) == 2
+    _one_line_error(capsys, "case 'fig1-case2' of suite 'starter': database_patch[0]: path 'items.NOPE' does not")
+    assert not db.exists()
+
+
+def test_d17_a_case_of_another_domain_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = _starter_copy(tmp_path / "starter")
+    _edit_case(suite, "fig1-case2", domain="retail")
+    db = tmp_path / "r.duckdb"
+    assert main(["--model", "scripted:noop", "--attempts", "1", "--suite", str(suite), "--db", str(db)]) == 2
+    _one_line_error(capsys, "case 'fig1-case2' of suite 'starter' is a case of domain 'retail'")
+    assert not db.exists()
+
+
+def test_d17_an_empty_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = _starter_copy(tmp_path / "starter")
+    (suite / "suite.jsonl").write_text("", encoding="utf-8")
+    manifest = json.loads((suite / "manifest.json").read_text(encoding="utf-8"))
+    (suite / "manifest.json").write_text(json.dumps({**manifest, "case_count": 0}), encoding="utf-8")
+    db = tmp_path / "r.duckdb"
+    assert main(["--model", "scripted:noop", "--suite", str(suite), "--db", str(db)]) == 2
+    _one_line_error(capsys, "suite 'starter' has no cases: nothing to run")
+    assert not db.exists()
+
+
+def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mantra_env.run import _agent_factory, parser
+
+    started: dict[str, object] = {}
+
+    class Server:
+        api_base = "http://127.0.0.1:9/v1"
+
+        def stop(self) -> None:
+            started["stopped"] = True
+
+    def start_server(**options: object) -> Server:
+        started.update(options)
+        return Server()
+
+    monkeypatch.setattr("agents.local_server.start_server", start_server)
+    args = parser().parse_args(["--model", "local", "--db", str(tmp_path / "runs" / "r.duckdb")])
+    stack: list[object] = []
+    _agent_factory(args.model, args, stack)
+    assert started["log_dir"] == tmp_path / "runs" and len(stack) == 1

@@ -19,7 +19,7 @@ from agents.scripted import NoopPolicy, OraclePolicy
 from graders.analysis import summarize_run
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
-from mantra_env.runner import RunnerError, RunSettings, run_suite, select_cases
+from mantra_env.runner import MAX_EPISODES, RunnerError, RunSettings, plan, run_suite, select_cases
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import RunRecord
 
@@ -69,16 +69,18 @@ def test_persistent_provider_errors_are_errors_not_failures(tmp_path: Path) -> N
     assert summary.pass_at_1.value != summary.pass_at_1.value  # NaN: nothing was scored, nothing was failed
 
 
-class Sleepy:
-    name = "sleepy"
+class Stuck:
+    """Never finishes (an event nobody sets), so the time-out fires however slow the machine is."""
+
+    name = "stuck"
 
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()
         return AgentReport()
 
 
 def test_an_episode_over_its_time_limit_is_an_error(tmp_path: Path) -> None:
-    run(tmp_path / "r.duckdb", "r", Sleepy, attempts=1, retries=0, episode_timeout_s=0.05, cases=("fig1-case1",))
+    run(tmp_path / "r.duckdb", "r", Stuck, attempts=1, retries=0, episode_timeout_s=0.05, cases=("fig1-case1",))
     with RolloutStore(tmp_path / "r.duckdb") as store:
         assert store.query("SELECT status, error_kind FROM episodes") == [("error", "timeout")]
 
@@ -126,9 +128,14 @@ def test_case_selection() -> None:
         select_cases(SUITE, ["zzz"])
 
 
+KILLED_AFTER = 7
+
+# The run SIGKILLs itself from inside, right after its KILLED_AFTER-th episode is committed, and episodes started
+# after the first KILLED_AFTER + 2 never finish: the kill point and what is stored by then do not depend on how
+# fast the machine is (a kill sent from the test raced the run's end on a loaded machine).
 KILLABLE = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, os, signal, sys
     from agents.base import ScriptedAgent
     from agents.scripted import {policy}
     from mantra_env.domains import find_suite
@@ -136,17 +143,29 @@ KILLABLE = textwrap.dedent(
     from mantra_env.store import RolloutStore
     from mantra_env.store.records import RunRecord
 
-    class Slow(ScriptedAgent):
+    class Gated(ScriptedAgent):
+        started = 0
+
         async def run(self, env, case_id, seed):
-            await asyncio.sleep(0.05)
+            Gated.started += 1
+            if Gated.started > {killed_after} + 2:
+                await asyncio.Event().wait()  # never set: the run is killed first
             return await super().run(env, case_id, seed)
 
     domain, suite = find_suite("operations")
     record = RunRecord(run_id="r", suite="operations/starter", model="test", agent="test")
+    committed = 0
+
+    def stored(episode):
+        global committed
+        committed += 1
+        print("stored", flush=True)
+        if committed == {killed_after}:
+            os.kill(os.getpid(), signal.SIGKILL)
+
     with RolloutStore(sys.argv[1]) as store:
         settings = RunSettings(attempts=2, concurrency=2)
-        stored = lambda e: print("stored", flush=True)
-        asyncio.run(run_suite(store, record, suite, domain, lambda: Slow({policy}()), settings, on_episode=stored))
+        asyncio.run(run_suite(store, record, suite, domain, lambda: Gated({policy}()), settings, on_episode=stored))
     """
 )
 
@@ -156,17 +175,15 @@ KILLABLE = textwrap.dedent(
 def test_a_run_killed_mid_way_resumes_without_losing_or_duplicating(tmp_path: Path, policy: type) -> None:
     killed, whole = tmp_path / "killed.duckdb", tmp_path / "whole.duckdb"
     script = tmp_path / "run.py"
-    script.write_text(KILLABLE.format(policy=policy.__name__))
+    script.write_text(KILLABLE.format(policy=policy.__name__, killed_after=KILLED_AFTER))
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
-    process = subprocess.Popen([sys.executable, str(script), str(killed)], stdout=subprocess.PIPE, text=True, env=env)
-    assert process.stdout is not None
-    for _ in range(7):
-        assert process.stdout.readline().strip() == "stored"
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    finished = subprocess.run([sys.executable, str(script), str(killed)], capture_output=True, text=True, env=env)
+    assert finished.returncode == -signal.SIGKILL, finished.stderr
+    assert finished.stdout.split() == ["stored"] * KILLED_AFTER
     with RolloutStore(killed) as store:
         stored = store.query("SELECT count(*) FROM episodes")[0][0]
-    assert 7 <= stored < 28  # killed mid-way, nothing finished was lost
+    # Killed mid-way; nothing committed was lost; the two more episodes allowed to finish may have been stored.
+    assert KILLED_AFTER <= stored <= KILLED_AFTER + 2
 
     run(killed, "r", lambda: ScriptedAgent(policy()), attempts=2, concurrency=2)
     run(whole, "r", lambda: ScriptedAgent(policy()), attempts=2, concurrency=2)
@@ -244,3 +261,17 @@ def test_the_core_runner_and_env_import_no_agent_or_provider_library() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_d6_plan_refuses_before_the_run_is_started(tmp_path: Path) -> None:
+    """Every refusal comes before ``start_run``: no run row is left behind."""
+    with pytest.raises(RunnerError, match="more than one run can hold"):
+        plan(SUITE, DOMAIN, RunSettings(attempts=MAX_EPISODES))
+    bad_patch = SUITE.model_copy(
+        update={"cases": [SUITE.cases[0].model_copy(update={"database_patch": [{"op": "remove", "path": "nope"}]})]}
+    )
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        record = RunRecord(run_id="r", suite="s", model="m", agent="a")
+        with pytest.raises(RunnerError, match=f"case '{SUITE.cases[0].id}' of suite .*cannot remove 'nope'"):
+            asyncio.run(run_suite(store, record, bad_patch, DOMAIN, lambda: None, RunSettings()))  # type: ignore[arg-type,return-value]
+        assert store.query("SELECT count(*) FROM runs") == [(0,)]

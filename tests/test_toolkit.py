@@ -3,6 +3,7 @@ from typing import Literal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict
 
 from mantra_env.toolkit import MAX_STRING_CHARS, ToolDefinitionError, ToolFailure, Toolkit, parse_docstring, tool
 
@@ -138,3 +139,39 @@ def test_parse_docstring_sections() -> None:
     )
     assert summary == "Do it. More words."
     assert args == {"a": "First.", "b": "Second line."}
+
+
+class Passenger(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    seat: int
+
+
+class Airline(Toolkit):
+    @tool(kind="write")
+    def book(self, flight_ids: list[str], passengers: list[Passenger]) -> str:
+        """Book flights for passengers.
+
+        Args:
+            flight_ids: The flights, in travel order.
+            passengers: Who travels.
+        """
+        return ",".join(flight_ids) + ":" + ",".join(f"{p.name}/{p.seat}" for p in passengers)
+
+
+def test_lists_of_scalars_and_of_flat_records_are_described_inline_and_validated() -> None:
+    spec = Airline.tool_specs()[0]
+    assert spec.properties["flight_ids"] == {"type": "array", "items": {"type": "string"},
+                                             "description": "The flights, in travel order."}  # fmt: skip
+    record = spec.properties["passengers"]["items"]
+    assert record["type"] == "object" and record["properties"]["seat"] == {"type": "integer"}
+    assert record["required"] == ["name", "seat"] and record["additionalProperties"] is False
+    assert "$ref" not in str(spec.parameters) and "$defs" not in spec.parameters
+    airline = Airline()
+    assert airline.execute("book", {"flight_ids": ["F1", "F2"], "passengers": [{"name": "Ann", "seat": 3}]}) == (
+        "F1,F2:Ann/3",
+        None,
+    )
+    _, error = airline.execute("book", {"flight_ids": "F1", "passengers": [{"name": "Ann", "seat": 3, "x": 1}]})
+    assert error is not None and error.code == "invalid_arguments"
+    assert "flight_ids" in error.message and "passengers.0.x" in error.message

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.case import Suite, load_suite
+from mantra_env.domains.overlay import OverlayDatabase
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.toolkit import Toolkit
 from mantra_env.tools import ToolSpec
@@ -71,9 +72,23 @@ class Domain:
         """The domain's tools as agents see them (derived from the toolkit's code)."""
         return self.toolkit(self.fresh_database()).tool_specs()
 
-    def fresh_database(self, patch: Sequence[dict[str, Any]] | None = None) -> BaseModel:
-        """A new database (a copy of the base data, ``patch`` applied, then validated)."""
+    @cached_property
+    def _overlay_base(self) -> OverlayDatabase | None:
+        """The validated base of a copy-on-write database (see ``overlay``), shared by every episode."""
+        if not issubclass(self.database_model, OverlayDatabase):
+            return None
         try:
+            return self.database_model.model_validate(self.base_data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+            raise DomainError(f"{self.name}: the base database is invalid: {problems}") from None
+
+    def fresh_database(self, patch: Sequence[dict[str, Any]] | None = None) -> BaseModel:
+        """A new database: a copy-on-write view of the base (``OverlayDatabase`` models), or a copy of the base
+        data; ``patch`` applied and validated."""
+        try:
+            if self._overlay_base is not None:  # O(patch): nothing is copied or validated but the patched records
+                return self._overlay_base.episode(patch)
             if not patch:  # the common case, once per episode: pydantic parses the JSON text faster than a deepcopy
                 return self.database_model.model_validate_json(self._base_json)
             data = copy.deepcopy(self.base_data)
@@ -170,7 +185,7 @@ def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
     domain_name, _, suite_name = name_or_path.partition("/")
     domain = load_domain(domain_name)
     if not domain.suite_dirs:
-        raise DomainError(f"domain {domain_name!r} ships no suites")
+        raise DomainError(f"the {domain_name} domain has no suite yet (its suite comes from the generation pipeline)")
     key = suite_name or next(iter(domain.suite_dirs))
     if key not in domain.suite_dirs:
         raise DomainError(f"domain {domain_name!r} has no suite {key!r}; its suites: {', '.join(domain.suite_dirs)}")

@@ -6,12 +6,12 @@ tools can see the schema without importing Python, and ``--check`` (run by ``mak
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import sys
 from pathlib import Path
 
+from mantra_env.cli import command_parser
 from mantra_env.domains import domain_names, load_domain
 
 
@@ -23,7 +23,12 @@ def rendered(name: str) -> tuple[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mantra_env.domains", description=__doc__)
+    parser = command_parser(
+        "mantra_env.domains",
+        __doc__,
+        "          # write every domain's tools.json",
+        "--check  # fail if one is missing or stale",
+    )
     parser.add_argument("--check", action="store_true", help="fail if a tools.json is missing or out of date")
     args = parser.parse_args(argv)
     stale = []

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from mantra_env.cli import command_parser
 from mantra_env.schemas import export_schemas, schema_path, stale_schemas
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mantra_env.schemas", description=__doc__)
+    parser = command_parser(
+        "mantra_env.schemas",
+        __doc__,
+        "          # write mantra_env/schemas/*.json",
+        "--check  # fail if one is missing or stale",
+    )
     parser.add_argument("--check", action="store_true", help="fail if a schema file is missing or out of date")
     args = parser.parse_args(argv)
     if args.check:

@@ -5,7 +5,8 @@ It imports nothing of mantra_env (the writer process runs this file as a script,
 importing DuckDB takes instead of the ~0.5 s of the whole package). The parent's side, and why a process, are in
 :mod:`mantra_env.store.writer`.
 
-Protocol: the parent sends each episode's :class:`EpisodeRows` as a length-prefixed pickle on the child's stdin.
+Protocol: the parent sends each episode's :class:`EpisodeRows` as a length-prefixed pickle of its tuple on the
+child's stdin.
 The child answers ``ready`` once the database is open (or one ``error <json string>`` line, and exits), then
 every frame, in order, with one line: ``ok`` once its episode is committed, or ``error <json string>``.
 
@@ -38,6 +39,13 @@ import duckdb
 LOCK_WAIT_S = 10.0  # how long opening waits for another process (a run's writer finishing) to let go of the file
 COMMIT_INTERVAL_S = 0.01  # the writer commits at most this often; what arrives meanwhile is committed together
 FRAME_LENGTH = struct.Struct("!I")
+SAFE_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    # A rollout database may come from elsewhere (mantra_env.store.schema): no query it holds may read or write
+    # other files, and opening it never downloads or loads an extension (json is built in).
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
 
 
 class OpenError(RuntimeError):
@@ -50,11 +58,12 @@ class DuplicateEpisode(ValueError):
 
 def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection to the database file ``path`` (or ``:memory:``), waiting up to :data:`LOCK_WAIT_S` while
-    another process holds it (DuckDB lets one process write a file, and no other process even read it then)."""
+    another process holds it (DuckDB lets one process write a file, and no other process even read it then).
+    File access from queries and extension auto-loading are off (:data:`SAFE_CONFIG`)."""
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
-            conn = duckdb.connect(path, read_only=read_only)
+            conn = duckdb.connect(path, read_only=read_only, config=SAFE_CONFIG)
             break
         except duckdb.IOException as exc:
             locked = "lock" in str(exc).lower()
@@ -62,6 +71,11 @@ def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
                 hint = "; is another run writing to it? wait for it to end or use another --db" if locked else ""
                 raise OpenError(f"cannot open rollout database {path}: {exc}{hint}") from None
             time.sleep(0.05)
+        except duckdb.PermissionException:  # DuckDB wanted an extension to read it: a SQLite file, typically
+            raise OpenError(
+                f"cannot open rollout database {path}: it is not a DuckDB database (DuckDB would need an extension "
+                "to read it, e.g. for SQLite); use a DuckDB file made by mantra-env or a new --db"
+            ) from None
         except duckdb.Error as exc:
             raise OpenError(f"cannot open rollout database {path}: {exc}") from None
     if not read_only:
@@ -79,6 +93,9 @@ class EpisodeRows(NamedTuple):
     episode: list[Any]
     steps: list[list[Any]]
     verdicts: list[list[Any]]
+    replaces_error: bool = False
+    """Take the place of this key's stored ``error`` episode, if there is one (``--retry-errors``), in the same
+    transaction; a stored episode of any other status is never replaced (the write fails as a duplicate)."""
 
 
 class EpisodeInserter:
@@ -114,6 +131,9 @@ class EpisodeInserter:
         )
         self.conn.execute("BEGIN TRANSACTION")
         try:
+            for rows in episodes:
+                if rows.replaces_error:
+                    _delete_error_episode(self.conn, rows.key)
             for appender, rows_of_table in zip(self.tables, table_rows, strict=True):
                 if rows_of_table:  # episodes first: a duplicate key fails before any step is appended
                     appender.append_rows(rows_of_table)
@@ -134,6 +154,16 @@ class EpisodeInserter:
             raise
 
 
+def _delete_error_episode(conn: duckdb.DuckDBPyConnection, key: tuple[str, str, int]) -> None:
+    """Delete the episode ``key`` and its rows if it is stored as an ``error`` (inside the caller's transaction)."""
+    found = conn.execute(
+        "SELECT 1 FROM episodes WHERE run_id = ? AND case_id = ? AND attempt = ? AND status = 'error'", list(key)
+    ).fetchone()
+    if found:
+        for table in ("steps", "check_verdicts", "episodes"):
+            conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND case_id = ? AND attempt = ?", list(key))
+
+
 def serve(path: str, frames: int, answers: BinaryIO) -> int:
     """The child's loop: open ``path``, then commit the episodes read from the file descriptor ``frames``,
     answering each on ``answers``."""
@@ -147,7 +177,7 @@ def serve(path: str, frames: int, answers: BinaryIO) -> int:
     reply("ready")
     try:
         for batch in _arrived(frames):
-            episodes: list[EpisodeRows] = [pickle.loads(payload) for payload in batch]
+            episodes = [EpisodeRows(*pickle.loads(payload)) for payload in batch]
             if len(episodes) > 1:
                 with contextlib.suppress(Exception):  # then one at a time, so that each gets its own answer
                     inserter.write_together(episodes)

@@ -1,6 +1,43 @@
-"""Ordered DuckDB migrations. Never edit a released migration: append a new one."""
+"""Ordered DuckDB migrations, and the views of the latest schema. Never edit a released migration: append a new one
+(and, when it changes a view, update :data:`VIEWS`)."""
 
 from __future__ import annotations
+
+# 2: read-side views (readers and notebooks use these, not the tables).
+_VIEWS_2 = """
+CREATE VIEW v_episodes AS
+SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name,
+       e.status <> 'error' AS scored,
+       e.steps = 0 AND e.status <> 'error' AS empty_trace
+FROM episodes e JOIN runs r USING (run_id);
+
+CREATE VIEW v_task_counts AS
+SELECT run_id, model, suite, case_id,
+       count(*) FILTER (WHERE scored) AS attempts,
+       count(*) FILTER (WHERE status = 'passed') AS passed,
+       count(*) FILTER (WHERE status = 'error') AS errors
+FROM v_episodes GROUP BY run_id, model, suite, case_id;
+
+CREATE VIEW v_first_steps AS
+SELECT s.run_id, s.case_id, s.attempt,
+       min(s.step) FILTER (WHERE s.kind = 'read') AS first_read,
+       min(s.step) FILTER (WHERE s.kind = 'write') AS first_write,
+       count(*) FILTER (WHERE s.kind = 'read') AS read_calls,
+       count(*) AS calls
+FROM steps s GROUP BY s.run_id, s.case_id, s.attempt;
+
+CREATE VIEW v_attempt_behaviour AS
+SELECT e.run_id, e.model, e.suite, e.case_id, e.attempt, e.status, e.scored, e.empty_trace,
+       coalesce(f.first_write < coalesce(f.first_read, 2147483647), false) AS premature_write,
+       coalesce(f.read_calls, 0) AS read_calls, e.steps, e.input_tokens + e.output_tokens AS tokens
+FROM v_episodes e LEFT JOIN v_first_steps f USING (run_id, case_id, attempt);
+
+CREATE VIEW v_failed_checks AS
+SELECT c.*, r.model, r.suite,
+       json_extract_string(c.evidence, '$.explanation') AS explanation
+FROM check_verdicts c JOIN runs r USING (run_id)
+WHERE NOT c.passed;
+"""
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the rollout tables.
@@ -65,39 +102,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, case_id, attempt, check_id)
     );
     """,
-    # 2: read-side views (readers and notebooks use these, not the tables).
+    _VIEWS_2,
+    # 3: what a resumed run must match: the content hash of its suite and domain, and the settings that decide
+    # its episodes (NULL for runs stored before).
     """
-    CREATE VIEW v_episodes AS
-    SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name,
-           e.status <> 'error' AS scored,
-           e.steps = 0 AND e.status <> 'error' AS empty_trace
-    FROM episodes e JOIN runs r USING (run_id);
-
-    CREATE VIEW v_task_counts AS
-    SELECT run_id, model, suite, case_id,
-           count(*) FILTER (WHERE scored) AS attempts,
-           count(*) FILTER (WHERE status = 'passed') AS passed,
-           count(*) FILTER (WHERE status = 'error') AS errors
-    FROM v_episodes GROUP BY run_id, model, suite, case_id;
-
-    CREATE VIEW v_first_steps AS
-    SELECT s.run_id, s.case_id, s.attempt,
-           min(s.step) FILTER (WHERE s.kind = 'read') AS first_read,
-           min(s.step) FILTER (WHERE s.kind = 'write') AS first_write,
-           count(*) FILTER (WHERE s.kind = 'read') AS read_calls,
-           count(*) AS calls
-    FROM steps s GROUP BY s.run_id, s.case_id, s.attempt;
-
-    CREATE VIEW v_attempt_behaviour AS
-    SELECT e.run_id, e.model, e.suite, e.case_id, e.attempt, e.status, e.scored, e.empty_trace,
-           coalesce(f.first_write < coalesce(f.first_read, 2147483647), false) AS premature_write,
-           coalesce(f.read_calls, 0) AS read_calls, e.steps, e.input_tokens + e.output_tokens AS tokens
-    FROM v_episodes e LEFT JOIN v_first_steps f USING (run_id, case_id, attempt);
-
-    CREATE VIEW v_failed_checks AS
-    SELECT c.*, r.model, r.suite,
-           json_extract_string(c.evidence, '$.explanation') AS explanation
-    FROM check_verdicts c JOIN runs r USING (run_id)
-    WHERE NOT c.passed;
+    ALTER TABLE runs ADD COLUMN suite_hash VARCHAR;
+    ALTER TABLE runs ADD COLUMN settings JSON;
     """,
 )
+
+VIEWS = _VIEWS_2.replace("CREATE VIEW", "CREATE OR REPLACE VIEW")
+"""The views of the latest schema: recreated on every open for writing, and created as temporary views (which
+shadow the file's own) on every open for reading, so that no view stored in a file is trusted."""

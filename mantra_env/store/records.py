@@ -32,6 +32,40 @@ class RunRecord(BaseModel):
     code_version: str = ""
     config: dict[str, JsonValue] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utc_now)
+    suite_hash: str | None = Field(
+        default=None,
+        description="Content hash of the suite's cases and its domain's manual, tool specs and base database "
+        "(None for runs stored before schema version 3).",
+    )
+    settings: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="What decides the run's episodes (attempts, seed, caps): a resumed run must match it.",
+    )
+
+    def differences(self, new: RunRecord) -> list[str]:
+        """What ``new`` changes in what decides this stored run's episodes, as ``what: old -> new``.
+
+        A run stored before schema version 3 has no suite hash or settings; those are then not compared.
+        """
+        found = [
+            f"{name}: {old!r} -> {now!r}"
+            for name, old, now in (
+                ("suite", self.suite, new.suite),
+                ("model", self.model, new.model),
+                ("agent", self.agent, new.agent),
+            )
+            if old != now
+        ]
+        if self.suite_hash is not None and self.suite_hash != new.suite_hash:
+            found.append(
+                f"suite content (hash of cases, manual, tools, database): {self.suite_hash} -> {new.suite_hash}"
+            )
+        if self.settings:
+            for key in sorted(set(self.settings) | set(new.settings)):
+                old, now = self.settings.get(key), new.settings.get(key)
+                if old != now:
+                    found.append(f"{key}: {old!r} -> {now!r}")
+        return found
 
 
 class Usage(BaseModel):

@@ -12,23 +12,21 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import duckdb
 
-from mantra_env.errors import MantraError
 from mantra_env.store.appender import DuplicateEpisode, EpisodeInserter, EpisodeRows, OpenError, connect
-from mantra_env.store.migrations import MIGRATIONS
+from mantra_env.store.errors import StoreError
+from mantra_env.store.migrations import MIGRATIONS, VIEWS
 from mantra_env.store.records import EpisodeRecord, RunRecord
+from mantra_env.store.schema import check_readable, checked_version
 from mantra_env.verdict import OUTCOME_ADAPTER
 
 DEFAULT_DB = Path("results") / "mantra.duckdb"
-
-
-class StoreError(MantraError, RuntimeError):
-    """The rollout database cannot be opened or written as asked."""
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -48,8 +46,9 @@ def _text(value: str | None) -> str | None:
     return _SURROGATE.sub(lambda char: f"\\u{ord(char[0]):04x}", value)
 
 
-def episode_rows(episode: EpisodeRecord) -> EpisodeRows:
-    """The rows ``episode`` is stored as (column order of migration 1)."""
+def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> EpisodeRows:
+    """The rows ``episode`` is stored as (column order of migration 1); ``replaces_error``: see
+    :attr:`EpisodeRows.replaces_error`."""
     key = [episode.run_id, episode.case_id, episode.attempt]
     verdict = episode.verdict
     trace = episode.trace
@@ -101,6 +100,7 @@ def episode_rows(episode: EpisodeRecord) -> EpisodeRows:
             ]
             for check in (verdict.checks if verdict else ())
         ],
+        replaces_error=replaces_error,
     )
 
 
@@ -120,10 +120,21 @@ class RolloutStore:
         self._inserter: EpisodeInserter | None = None
         target = str(path)
         if target != ":memory:" and not read_only:
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(
+                    f"cannot create the folder of rollout database {target}: {error.strerror or error}"
+                ) from None
         self.conn = open_connection(target, read_only=read_only)
-        if not read_only:
-            self._migrate()
+        try:
+            if read_only:
+                check_readable(self.conn, target)
+            else:
+                self._migrate(checked_version(self.conn, target))
+        except BaseException:
+            self.conn.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -150,26 +161,26 @@ class RolloutStore:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def _migrate(self) -> None:
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)"
-        )
-        row = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
-        current = int(row[0]) if row else 0
-        if current > len(MIGRATIONS):
-            raise StoreError(
-                f"rollout database {self.path} has schema version {current}, newer than this mantra-env "
-                f"({len(MIGRATIONS)}); upgrade mantra-env or use another --db"
-            )
+    def _migrate(self, current: int) -> None:
+        """Apply the migrations after ``current`` (the checked version), each in a transaction with its record,
+        then recreate the views."""
         for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
             self.conn.execute("BEGIN TRANSACTION")
             try:
+                if version == 1:  # in the transaction: a failed first migration leaves the file as it was
+                    self.conn.execute(
+                        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)"
+                    )
                 self.conn.execute(sql)
                 self.conn.execute("INSERT INTO schema_migrations VALUES (?, now())", [version])
                 self.conn.execute("COMMIT")
-            except duckdb.Error:
+            except duckdb.Error as error:
                 self.conn.execute("ROLLBACK")
-                raise
+                raise StoreError(
+                    f"cannot migrate rollout database {self.path} to schema version {version} (it was left at "
+                    f"version {version - 1}): {error}"
+                ) from None
+        self.conn.execute(VIEWS)
 
     @property
     def schema_version(self) -> int:
@@ -178,17 +189,21 @@ class RolloutStore:
 
     # -- writing ---------------------------------------------------------------------------------------
     def start_run(self, run: RunRecord) -> None:
-        """Record a run; starting a run that exists with the same suite and model is a no-op (resume)."""
-        existing = self.conn.execute("SELECT suite, model, agent FROM runs WHERE run_id = ?", [run.run_id]).fetchone()
+        """Record a run; starting a run that exists is a resume, refused when ``run`` differs from the stored one
+        in anything that decides its episodes (:meth:`RunRecord.differences`)."""
+        existing = self.run_record(run.run_id)
         if existing is not None:
-            if tuple(existing) != (run.suite, run.model, run.agent):
+            changed = existing.differences(run)
+            if changed:
                 raise StoreError(
-                    f"run {run.run_id!r} already exists with suite={existing[0]!r}, model={existing[1]!r}, "
-                    f"agent={existing[2]!r}; resume it with the same settings or choose another --run-name"
+                    f"run {run.run_id!r} was stored with other settings, and resuming it would mix episodes of "
+                    f"both: {'; '.join(changed)} (stored -> now); resume it with its settings or choose another "
+                    "--run-name"
                 )
             return
         self.conn.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs (run_id, name, suite, suite_version, model, agent, code_version, config, created_at, "
+            "suite_hash, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run.run_id,
                 run.name,
@@ -199,19 +214,53 @@ class RolloutStore:
                 run.code_version,
                 _json(run.config),
                 run.created_at,
+                run.suite_hash,
+                _json(run.settings),
             ],
         )
 
-    def record_episode(self, episode: EpisodeRecord) -> None:
-        """Write one finished episode, its steps and check verdicts in a single transaction."""
+    def record_episode(self, episode: EpisodeRecord, *, replaces_error: bool = False) -> None:
+        """Write one finished episode, its steps and check verdicts in a single transaction (replacing the key's
+        stored ``error`` episode, if ``replaces_error``)."""
         if self._inserter is None:
             self._inserter = EpisodeInserter(self.conn)
         try:
-            self._inserter.write(episode_rows(episode))
+            self._inserter.write(episode_rows(episode, replaces_error=replaces_error))
         except DuplicateEpisode as error:
             raise StoreError(str(error)) from None
 
     # -- reading ---------------------------------------------------------------------------------------
+    def run_record(self, run_id: str) -> RunRecord | None:
+        """The stored run ``run_id``, or None."""
+        row = self.conn.execute(
+            "SELECT run_id, name, suite, suite_version, model, agent, code_version, config, epoch_us(created_at), "
+            "suite_hash, settings FROM runs WHERE run_id = ?",
+            [run_id],
+        ).fetchone()
+        if row is None:
+            return None
+        names = ("run_id", "name", "suite", "suite_version", "model", "agent", "code_version", "config")
+        fields: dict[str, Any] = dict(zip(names, row[:8], strict=True))
+        fields["config"] = json.loads(row[7]) if row[7] else {}
+        settings = json.loads(row[10]) if row[10] else {}
+        created_at = datetime.fromtimestamp(row[8] / 1e6, UTC)  # fetching a TIMESTAMPTZ needs pytz
+        return RunRecord(**fields, created_at=created_at, suite_hash=row[9], settings=settings)
+
+    def runs_of(self, suite: str, model: str) -> list[str]:
+        """Ids of the runs of ``suite`` with ``model``, the latest first."""
+        rows = self.conn.execute(
+            "SELECT run_id FROM runs WHERE suite = ? AND model = ? ORDER BY created_at DESC, run_id DESC",
+            [suite, model],
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def error_keys(self, run_id: str) -> set[tuple[str, int]]:
+        """(case_id, attempt) pairs of ``run_id`` stored as infrastructure errors."""
+        rows = self.conn.execute(
+            "SELECT case_id, attempt FROM episodes WHERE run_id = ? AND status = 'error'", [run_id]
+        ).fetchall()
+        return {(str(case_id), int(attempt)) for case_id, attempt in rows}
+
     def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
         """(case_id, attempt) pairs already recorded for ``run_id``."""
         rows = self.conn.execute("SELECT case_id, attempt FROM episodes WHERE run_id = ?", [run_id]).fetchall()

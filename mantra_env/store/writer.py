@@ -21,17 +21,19 @@ from typing import Protocol
 
 from mantra_env.store import appender
 from mantra_env.store.appender import FRAME_LENGTH
+from mantra_env.store.errors import StoreError
 from mantra_env.store.records import EpisodeRecord
-from mantra_env.store.store import RolloutStore, StoreError, episode_rows
+from mantra_env.store.store import RolloutStore, episode_rows
 
 _STDERR_KEPT = 4000  # characters of the child's stderr quoted when it fails
 
 
 class EpisodeSink(Protocol):
     """Where a run's finished episodes go: ``await submit(episode)`` hands one over and returns a future that is
-    done once the episode is committed (or failed with :class:`StoreError`)."""
+    done once the episode is committed (or failed with :class:`StoreError`); ``replaces_error`` lets it take the
+    place of its key's stored ``error`` episode."""
 
-    async def submit(self, episode: EpisodeRecord) -> asyncio.Future[None]: ...
+    async def submit(self, episode: EpisodeRecord, *, replaces_error: bool = False) -> asyncio.Future[None]: ...
 
 
 @contextlib.asynccontextmanager
@@ -54,10 +56,10 @@ class _InPlace:
     def __init__(self, store: RolloutStore) -> None:
         self.store = store
 
-    async def submit(self, episode: EpisodeRecord) -> asyncio.Future[None]:
+    async def submit(self, episode: EpisodeRecord, *, replaces_error: bool = False) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
-            self.store.record_episode(episode)
+            self.store.record_episode(episode, replaces_error=replaces_error)
         except StoreError as error:
             future.set_exception(error)
         else:
@@ -97,14 +99,15 @@ class EpisodeWriter:
             raise StoreError(_failure(first, error.decode(errors="replace"), process.returncode))
         return cls(process, path)
 
-    async def submit(self, episode: EpisodeRecord) -> asyncio.Future[None]:
+    async def submit(self, episode: EpisodeRecord, *, replaces_error: bool = False) -> asyncio.Future[None]:
         """Send ``episode`` to the child; waits only while the pipe is full (the writer is behind)."""
-        rows = episode_rows(episode)
+        rows = episode_rows(episode, replaces_error=replaces_error)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self._reader.done():  # the child is gone: say why instead of writing into a closed pipe
             future.set_exception(StoreError(self._gone()))
             return future
-        payload = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        # A plain tuple: the child rebuilds its own EpisodeRows, whatever mantra_env its import path would find.
+        payload = pickle.dumps(tuple(rows), protocol=pickle.HIGHEST_PROTOCOL)
         assert self.process.stdin is not None
         self.pending.append((rows.key, future))
         self.process.stdin.write(FRAME_LENGTH.pack(len(payload)) + payload)

@@ -1,13 +1,12 @@
 """A tiny OpenAI-compatible chat-completions server for tests: it answers with queued responses (tool calls,
-text, HTTP errors, delays) and records every request, so an agent can be driven through litellm's real HTTP
-path without a model."""
+text, HTTP errors, requests left hanging) and records every request, so an agent can be driven through
+litellm's real HTTP path without a model."""
 
 from __future__ import annotations
 
 import json
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,9 +29,10 @@ def text(content: str) -> dict[str, Any]:
 
 class StubServer:
     """Serves ``responses`` in order (or, given ``respond``, whatever it returns for each request body). A
-    response is a message dict, ``{"status": 429}`` (an HTTP error), ``{"sleep": seconds}``, ``{"drop": True}``
-    (the connection is closed without an answer), ``{"body": text}`` (a raw body, e.g. junk) or
-    ``{"choices": []}`` (a completion without a choice)."""
+    response is a message dict, ``{"status": 429}`` (an HTTP error), ``{"hang": True}`` (no answer until the server
+    shuts down: a client's time-out fires first however slow the machine is), ``{"drop": True}`` (the connection
+    is closed without an answer), ``{"body": text}`` (a raw body, e.g. junk) or ``{"choices": []}`` (a completion
+    without a choice)."""
 
     def __init__(
         self, responses: list[dict[str, Any]], respond: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
@@ -40,6 +40,7 @@ class StubServer:
         self.responses = list(responses)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.closing = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -54,8 +55,8 @@ class StubServer:
                         response = respond(body, self.headers)
                     else:
                         response = stub.responses.pop(0) if stub.responses else text("done")
-                if "sleep" in response:
-                    time.sleep(response["sleep"])
+                if response.get("hang"):
+                    stub.closing.wait()
                     response = text("late")
                 if response.get("drop"):
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -105,5 +106,6 @@ def serve(
     try:
         yield stub
     finally:
+        stub.closing.set()  # lets hanging requests go, so that their threads end
         stub.server.shutdown()
         stub.server.server_close()

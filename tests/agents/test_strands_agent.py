@@ -97,7 +97,7 @@ def test_rate_limits_become_infrastructure_errors_after_retries(tmp_path: Path) 
 
 
 def test_a_provider_that_times_out_is_an_infrastructure_error(tmp_path: Path) -> None:
-    with run_case(tmp_path, [{"sleep": 3}], retries=0, request_timeout=0.5) as store:
+    with run_case(tmp_path, [{"hang": True}], retries=0, request_timeout=0.5) as store:
         assert store.query("SELECT status, error_kind FROM episodes") == [("error", "timeout")]
 
 

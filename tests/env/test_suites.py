@@ -9,10 +9,11 @@ from gymnasium.utils.env_checker import check_env
 import mantra_env  # noqa: F401 - registers the shipped suites
 from agents.base import play
 from agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, WriteFirstPolicy
+from mantra_env import registration
 from mantra_env.checks import Call, Follows, Precedes, TraceIndex, evaluate
 from mantra_env.env import MantraEnv
 
-SUITE_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("mantra/"))
+SUITE_IDS = sorted(registration.env_id(name) for name in registration.shipped_suites())
 CASES = [
     (env_id, case.id)
     for env_id in SUITE_IDS

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from generators.config import GenerationConfig, parse_config
-from generators.llm import GenerationError, LLMClient, RepairNeeded, extract_json
+from generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded, extract_json
 from generators.replay import PROVIDER, load_fixture
 
 
@@ -36,9 +36,19 @@ llm:
     return parse_config(text, "test config", tmp_path)
 
 
-def _ask(client: LLMClient, check: Any = None, subject: str = "s0") -> Answer:
+def _ask(client: LLMClient, check: AnswerCheck[Answer] | None = None, subject: str = "s0") -> Answer:
     messages = [{"role": "system", "content": "Pick tools."}, {"role": "user", "content": "manual"}]
-    return asyncio.run(client.generate("tool_relevance", subject, messages, Answer, check))
+    return asyncio.run(client.generate("tool_relevance", subject, messages, check or Answer))
+
+
+class NoTeleport(AnswerCheck[Answer]):
+    def output(self) -> type[Answer]:
+        return Answer
+
+    def check(self, value: Answer) -> Answer:
+        if "teleport" in value.tools:
+            raise RepairNeeded("- 'teleport' is not a tool")
+        return value
 
 
 def test_repair_loop_sends_the_problem_back_until_the_answer_fits(tmp_path: Path) -> None:
@@ -61,14 +71,8 @@ def test_repair_loop_sends_the_problem_back_until_the_answer_fits(tmp_path: Path
 def test_check_failures_are_repaired_and_exhaustion_is_a_clear_error(tmp_path: Path) -> None:
     answers = {f"tool_relevance/s0#{n}": {"tools": ["teleport"]} for n in range(3)}
     client = LLMClient(_config(tmp_path, answers), None)
-
-    def check(answer: Answer) -> Answer:
-        if "teleport" in answer.tools:
-            raise RepairNeeded("- 'teleport' is not a tool")
-        return answer
-
     with pytest.raises(GenerationError, match=r"tool_relevance for s0: no usable answer after 3 attempts.*teleport"):
-        _ask(client, check)
+        _ask(client, NoTeleport())
 
 
 def test_repair_turns_carry_the_previous_answer_and_the_problem(tmp_path: Path, monkeypatch: Any) -> None:
@@ -182,6 +186,7 @@ def test_recorder_round_trip(tmp_path: Path) -> None:
     )
     _ask(LLMClient(config, None))
     assert load_fixture(recording) == {"tool_relevance/s0#0": '{"tools": ["x"]}'}
+    assert json.loads(recording.read_text())["role"] == "relevance"  # the writer's role, for the record
 
 
 @pytest.mark.parametrize(

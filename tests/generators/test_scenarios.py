@@ -4,13 +4,12 @@ batch becomes scenarios with their ids."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from generators.artifacts import ScenarioBatch
-from generators.llm import RepairNeeded
+from generators.llm import AnswerCheck, RepairNeeded
 from generators.scenarios import generate_scenarios
 from mantra_env.domains import load_domain
 
@@ -24,11 +23,9 @@ class OneAnswer:
     def __init__(self, batch: dict[str, Any]) -> None:
         self.batch = ScenarioBatch.model_validate(batch)
 
-    async def generate(
-        self, stage: str, subject: str, messages: Any, output: type[Any], check: Callable[[Any], Any]
-    ) -> Any:
-        assert stage == "scenario_generation" and output is ScenarioBatch
-        return check(self.batch)
+    async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+        assert stage == "scenario_generation" and answer.output() is ScenarioBatch
+        return answer.check(self.batch)
 
 
 def generate(batch: dict[str, Any], count: int) -> Any:

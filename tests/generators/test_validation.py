@@ -9,10 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from generators.artifacts import Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
 from generators.config import GenerationConfig, parse_config
+from generators.exchange import AnswerPending, ExchangeDir
 from generators.llm import LLMClient
 from generators.replay import PROVIDER
 from generators.validation import SampleInput, validate_sample
@@ -91,3 +93,33 @@ def test_rejected_and_awaiting_human_endings(tmp_path: Path) -> None:
         {"round": 2, "stage": "backward_audit", "scenario": "t-3", "locus": "none", "reason": "cannot tell",
          "edits": [], "applied": False}
     ]  # fmt: skip
+
+
+def test_the_judges_of_different_scenarios_are_asked_together(tmp_path: Path) -> None:
+    full = RECORDED["smt_full_pass/s000#1"]  # with the wrong precondition: t-1 and t-2 conflict in round 1
+    schema = WorldModelSchema.model_validate(RECORDED["smt_schema_prepass/s000#0"])
+    world = WorldModelArtifact(sample_id="t", schema_prepass=schema, model=full["model"], initial=schema.initial,
+                               goals={f"t-{n}": goal for n, goal in enumerate(full["goals"].values(), 1)})  # fmt: skip
+    config = parse_config(
+        "document_path: m.md\ndomain: operations\nllm:\n  default_model: exchange/x\n  judge_model: exchange/x\n",
+        "cfg",
+        tmp_path,
+    )
+    data = SampleInput(
+        sample_id="t",
+        excerpt="(excerpt)",
+        tools=load_domain("operations").tool_specs(),
+        scenarios=_scenarios(),
+        checks={f"t-{n}": _checks(key) for n, key in enumerate(
+            ["check_generation/s000-1#0", "check_generation/s000-2#1", "check_generation/s000-3#0"], 1)},
+        world=world,
+    )  # fmt: skip
+    client = LLMClient(config, None, exchange_base=tmp_path)
+    folder = ExchangeDir(tmp_path / "x")
+    with pytest.raises(AnswerPending) as first:
+        asyncio.run(validate_sample(client, data, config.validation))
+    assert first.value.keys == ["conflict_resolution/t/r1#0"]
+    folder.answer_path("conflict_resolution/t/r1#0").write_text('{"locus": "checks", "edits": [], "reason": "fine"}')
+    with pytest.raises(AnswerPending) as second:
+        asyncio.run(validate_sample(client, data, config.validation))
+    assert second.value.keys == ["locus_reassessment/t-1/r1#0", "locus_reassessment/t-2/r1#0"]  # in one round

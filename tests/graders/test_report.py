@@ -58,3 +58,88 @@ def test_report_without_database(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_report_of_empty_database(tmp_path: Path) -> None:
     with RolloutStore(tmp_path / "empty.duckdb") as store, pytest.raises(Exception, match="holds no runs yet"):
         write_report(store, tmp_path / "out")
+
+
+# -- databases the report did not create, and hostile text (issue 13: D10, D16, D17) -----------------------------
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *parts: str) -> None:
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    for part in parts:
+        assert part in err, err
+
+
+def test_d10_report_on_another_applications_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import duckdb
+
+    path = tmp_path / "other.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE runs (id INTEGER)")
+    conn.close()
+    before = path.read_bytes()
+    assert main(["--db", str(path), "--out", str(tmp_path / "out")]) == 2
+    _one_line_error(capsys, "is not a mantra-env rollout database")
+    assert path.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+def test_d10_report_on_an_older_or_newer_schema(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with RolloutStore(db) as store:
+        store.conn.execute("DELETE FROM schema_migrations WHERE version > 1")  # back to what version 1 made
+        store.conn.execute("ALTER TABLE runs DROP COLUMN suite_hash; ALTER TABLE runs DROP COLUMN settings")
+        for view in ("v_failed_checks", "v_attempt_behaviour", "v_first_steps", "v_task_counts", "v_episodes"):
+            store.conn.execute(f"DROP VIEW {view}")
+    assert main(["--db", str(db), "--out", str(tmp_path / "out")]) == 2
+    _one_line_error(capsys, "schema version 1, older", f"python -m mantra_env.store --db {db}")
+    with RolloutStore(db) as store:
+        store.conn.execute("INSERT INTO schema_migrations VALUES (99, now())")
+    assert main(["--db", str(db), "--out", str(tmp_path / "out")]) == 2
+    _one_line_error(capsys, "schema version 99, newer than this mantra-env")
+
+
+@pytest.mark.parametrize("k", ["0", "-3"])
+def test_d10_report_k_below_one(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], k: str) -> None:
+    assert main(["--db", str(db), "--k", k, "--out", str(tmp_path / "out")]) == 2
+    _one_line_error(capsys, f"--k must be at least 1 (got {k})")
+
+
+def test_d10_report_out_on_an_unwritable_path(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    assert main(["--db", str(db), "--out", str(tmp_path / "file" / "report")]) == 2
+    _one_line_error(capsys, f"cannot write the report to {tmp_path / 'file' / 'report'}")
+
+
+def test_d16_a_crafted_view_cannot_put_a_local_file_into_the_report(db: Path, tmp_path: Path) -> None:
+    import duckdb
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:TOP-SECRET\n")
+    conn = duckdb.connect(str(db))
+    conn.execute(
+        "CREATE OR REPLACE VIEW v_failed_checks AS SELECT c.*, "
+        f"(SELECT split_part(content, chr(10), 1) FROM read_text('{secret}')) AS model, r.suite, "
+        "json_extract_string(c.evidence, '$.explanation') AS explanation "
+        "FROM check_verdicts c JOIN runs r USING (run_id) WHERE NOT c.passed"
+    )
+    conn.close()
+    out = tmp_path / "report"
+    assert main(["--db", str(db), "--out", str(out)]) == 0
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "TOP-SECRET" not in text and "strong" in text
+
+
+def test_d17_report_md_escapes_cell_text(tmp_path: Path) -> None:
+    path = tmp_path / "db.duckdb"
+    model = "a|b <script>alert(1)</script> [x](http://e)"
+    with RolloutStore(path) as store:
+        store.start_run(RunRecord(run_id="r", suite="ops", model=model, agent="strands"))
+        store.record_episode(episode("A", 0, GOOD, run="r"))
+    out = tmp_path / "report"
+    assert main(["--db", str(path), "--out", str(out)]) == 0
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    (row,) = [line for line in markdown.splitlines() if "alert" in line and "| ops |" in line]
+    assert r"a\|b &lt;script&gt;alert(1)&lt;/script&gt; \[x\](http://e)" in row
+    assert "<script>" not in markdown
+    header = next(line for line in markdown.splitlines() if line.startswith("| model |"))
+    assert row.count(" | ") == header.count(" | ")  # the table keeps its columns

@@ -3,7 +3,9 @@ number in report.md and report.html must equal what the metric functions compute
 
 from __future__ import annotations
 
+import html
 import math
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -42,7 +44,9 @@ def markdown_tables(text: str) -> Tables:
         if line.startswith("## "):
             title = line[3:]
         elif line.startswith("|"):
-            cells = [cell.strip() for cell in line.strip()[1:-1].split("|")]
+            # As a Markdown renderer reads them: split at unescaped pipes, then undo backslash escapes and entities.
+            raw = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+            cells = [html.unescape(re.sub(r"\\(.)", r"\1", cell.strip())) for cell in raw]
             if not all(set(cell) <= {"-"} for cell in cells):
                 tables.setdefault(title, []).append(cells)
     return tables

@@ -57,7 +57,19 @@ def test_exact_columns_are_pinned() -> None:
             for table in ("runs", "episodes", "steps", "check_verdicts")
         }
     assert columns == {
-        "runs": ["run_id", "name", "suite", "suite_version", "model", "agent", "code_version", "config", "created_at"],
+        "runs": [
+            "run_id",
+            "name",
+            "suite",
+            "suite_version",
+            "model",
+            "agent",
+            "code_version",
+            "config",
+            "created_at",
+            "suite_hash",
+            "settings",
+        ],
         "episodes": [
             "run_id",
             "case_id",
@@ -219,7 +231,7 @@ def test_resuming_a_run_with_other_settings_is_refused() -> None:
     with RolloutStore(":memory:") as store:
         store.start_run(_run())
         store.start_run(_run())  # same settings: resume
-        with pytest.raises(StoreError, match="already exists with suite='operations', model='scripted'"):
+        with pytest.raises(StoreError, match="model: 'scripted' -> 'other'"):
             store.start_run(RunRecord(run_id="r1", suite="operations", model="other", agent="oracle"))
 
 
@@ -253,3 +265,35 @@ def test_sigkill_mid_write_loses_no_finished_episode(tmp_path: Path) -> None:
     with RolloutStore(path) as store:
         assert store.finished_keys("r1") == {("c1", a) for a in range(5)}
         assert store.query("SELECT count(*) FROM steps") == [(15,)]
+
+
+def test_d4_an_error_episode_is_replaced_atomically_and_nothing_else_is() -> None:
+    with RolloutStore(":memory:") as store:
+        store.start_run(_run())
+        store.record_episode(EpisodeRecord(run_id="r1", case_id="c1", attempt=0, status="error", error_kind="server"))
+        store.record_episode(_episode("c2", 0, [("check_inventory", None)]))
+        assert store.error_keys("r1") == {("c1", 0)}
+        store.record_episode(_episode("c1", 0, [("check_inventory", None)] * 2), replaces_error=True)
+        assert store.query("SELECT case_id, status, steps FROM episodes ORDER BY 1") == [
+            ("c1", "failed", 2),
+            ("c2", "failed", 1),
+        ]
+        assert store.query("SELECT count(*) FROM steps WHERE case_id = 'c1'") == [(2,)]
+        assert store.error_keys("r1") == set()
+        with pytest.raises(StoreError, match="already recorded"):  # a scored episode is never replaced
+            store.record_episode(_episode("c2", 0, [("po", None)]), replaces_error=True)
+        assert store.query("SELECT tool FROM steps WHERE case_id = 'c2'") == [("check_inventory",)]
+
+
+def test_a_failed_migration_is_one_clear_error_and_leaves_the_file_at_its_version(tmp_path: Path) -> None:
+    import duckdb
+
+    path = tmp_path / "db.duckdb"
+    with RolloutStore(path) as store:  # back to version 1, but with a view in the way of migration 2
+        store.conn.execute("DELETE FROM schema_migrations WHERE version > 1")
+        store.conn.execute("ALTER TABLE runs DROP COLUMN suite_hash; ALTER TABLE runs DROP COLUMN settings")
+    with pytest.raises(StoreError, match=r"cannot migrate rollout database .* to schema version 2 .*left at version 1"):
+        RolloutStore(path)
+    conn = duckdb.connect(str(path), read_only=True)
+    assert conn.execute("SELECT max(version) FROM schema_migrations").fetchall() == [(1,)]
+    conn.close()

@@ -1,0 +1,46 @@
+"""The answer check of every LLM stage, by stage name: the one registry the pipeline's stages build their checks
+from (each class sits beside its stage) and ``python -m generators.exchange check`` rebuilds a request's check
+with, from the ``context`` its request file stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from generators.checkgen import ChecksCheck
+from generators.exchange import ExchangeError
+from generators.llm import AnswerCheck
+from generators.references import ReferencesCheck
+from generators.relevance import RelevanceCheck
+from generators.scenarios import ScenarioCheck
+from generators.validation import RepairCheck
+from generators.worldgen import FullPassCheck, SchemaCheck
+from mantra_env.errors import error_path
+
+ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
+    "document_extraction": ReferencesCheck,
+    "tool_relevance": RelevanceCheck,
+    "scenario_generation": ScenarioCheck,
+    "check_generation": ChecksCheck,
+    "smt_schema_prepass": SchemaCheck,
+    "smt_full_pass": FullPassCheck,
+    "conflict_resolution": RepairCheck,
+    "locus_reassessment": RepairCheck,
+    "fix_repair": RepairCheck,
+    "backward_audit": RepairCheck,
+}
+
+
+def rebuild_check(stage: str, context: Any) -> AnswerCheck[BaseModel]:
+    """The answer check of ``stage`` from the context a request file stored."""
+    kind = ANSWER_CHECKS.get(stage)
+    if kind is None:
+        raise ExchangeError(f"unknown stage {stage!r} in the request; stages: {', '.join(ANSWER_CHECKS)}")
+    try:
+        return kind.model_validate(context)
+    except ValidationError as error:
+        where = error_path(error.errors()[0]["loc"], "(context)")
+        raise ExchangeError(
+            f"the request's context does not fit stage {stage} at {where}; rerun the pipeline"
+        ) from None

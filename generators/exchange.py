@@ -1,0 +1,222 @@
+"""The exchange provider: a stage's model is whoever answers request files in a folder (``exchange/<dir>``).
+
+Every request the pipeline would send to a model is written as a file, and an answer file placed beside it is
+read as that model's answer (the same parsing, schema, answer check and repair loop as any model's)::
+
+    <dir>/<stage>/<subject>#<attempt>.request.json    what to answer (written by the pipeline, atomically)
+    <dir>/<stage>/<subject>#<attempt>.answer.json     the answer: the reply text, usually one JSON object
+    <dir>/pending.json                                the requests still waiting, with their roles
+    RUN_DIR/recorded.jsonl                            every answer read, in the replay format (unless
+                                                      llm.replay.record_to says where)
+
+The key ``<stage>/<subject>#<attempt>`` is the request key of :mod:`generators.llm`; its ``/`` are folders, so a
+file sits under its stage and subject (``check_generation/s000-2#1.request.json``). A request file holds the key,
+the writer's role (:data:`ROLES`), the stage, the messages, the JSON schema of the answer, a plain-language
+statement of the answer check and the check's context (what :mod:`generators.answers` rebuilds the check from,
+so ``python -m generators.exchange check DIR KEY`` runs the pipeline's own check on an answer file).
+
+A missing answer is :class:`AnswerPending`, never a failure: the stages let it through (it is no
+``GenerationError``), the pipeline advances every other sample and stops with every pending request written.
+
+``python -m generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
+``python -m generators.exchange pending DIR`` lists the requests waiting for an answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from generators.rundir import write_text
+from mantra_env.errors import MantraError
+
+EXCHANGE_PROVIDER = "exchange"
+T = TypeVar("T")
+
+ROLES = {
+    "document_extraction": "references",
+    "tool_relevance": "relevance",
+    "scenario_generation": "scenario",
+    "check_generation": "checks",
+    "smt_schema_prepass": "world_model",
+    "smt_full_pass": "world_model",
+    "conflict_resolution": "judge",
+    "locus_reassessment": "judge",
+    "fix_repair": "judge",
+    "backward_audit": "judge",
+}
+"""The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
+the ``checks`` requests (and the reverse)."""
+
+REQUEST_SUFFIX = ".request.json"
+ANSWER_SUFFIX = ".answer.json"
+
+
+class ExchangeError(MantraError, ValueError):
+    """A request key or an exchange folder that cannot be used."""
+
+
+class AnswerPending(MantraError, LookupError):
+    """Requests whose answers are not written yet (not a failure: the run stops or waits for them)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self.keys = sorted(set(keys))
+        super().__init__(f"{len(self.keys)} request(s) pending: {', '.join(self.keys[:5])}")
+
+
+def role_of(stage: str) -> str:
+    return ROLES.get(stage, stage)
+
+
+@dataclass(frozen=True)
+class ExchangeDir:
+    """One exchange folder: where each key's request and answer files are."""
+
+    root: Path
+
+    def _base(self, key: str) -> Path:
+        parts = key.split("/")
+        if "#" not in parts[-1] or any(part in ("", ".", "..") or "\\" in part for part in parts):
+            raise ExchangeError(f"{key!r} is not a request key; keys look like check_generation/s000-2#0")
+        return self.root.joinpath(*parts)
+
+    def request_path(self, key: str) -> Path:
+        base = self._base(key)
+        return base.with_name(base.name + REQUEST_SUFFIX)
+
+    def answer_path(self, key: str) -> Path:
+        base = self._base(key)
+        return base.with_name(base.name + ANSWER_SUFFIX)
+
+    def answer(self, key: str) -> str | None:
+        """The answer text for ``key``, or None if none is written."""
+        try:
+            return self.answer_path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except UnicodeDecodeError:
+            raise ExchangeError(f"{self.answer_path(key)}: not UTF-8 text; save the answer as UTF-8") from None
+
+    def ask(self, request: dict[str, Any]) -> str:
+        """The answer to ``request`` if its file is there; else the request file is written (atomically, unless
+        it is already there as is) and :class:`AnswerPending` raised."""
+        key = str(request["key"])
+        text = self.answer(key)
+        if text is not None:
+            return text
+        path = self.request_path(key)
+        content = json.dumps(request, indent=2, ensure_ascii=False) + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != content:
+            write_text(path, content)
+        raise AnswerPending([key])
+
+    def request(self, key: str) -> dict[str, Any]:
+        path = self.request_path(key)
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ExchangeError(
+                f"{path}: no such request; `python -m generators.exchange pending DIR` lists them"
+            ) from None
+        except ValueError as error:
+            raise ExchangeError(f"{path}: not a request file ({error})") from None
+        if not isinstance(loaded, dict):
+            raise ExchangeError(f"{path}: not a request file (expected a JSON object)")
+        return loaded
+
+    def requests(self) -> list[str]:
+        """Keys of every request file, sorted."""
+        found = []
+        for path in self.root.rglob(f"*{REQUEST_SUFFIX}"):
+            found.append(str(path.relative_to(self.root))[: -len(REQUEST_SUFFIX)].replace("\\", "/"))
+        return sorted(found)
+
+    def unanswered(self, keys: Iterable[str] | None = None) -> list[str]:
+        return [key for key in (self.requests() if keys is None else keys) if not self.answer_path(key).exists()]
+
+    def write_pending(self, keys: Sequence[str]) -> None:
+        """``pending.json``: the keys waiting for an answer (sorted), each with its role and files."""
+        listing = [
+            {
+                "key": key,
+                "role": role_of(key.split("/")[0]),
+                "request": str(self.request_path(key).relative_to(self.root)),
+                "answer": str(self.answer_path(key).relative_to(self.root)),
+            }
+            for key in sorted(keys)
+        ]
+        write_text(self.root / "pending.json", json.dumps(listing, indent=2) + "\n")
+
+
+async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Every result, running them all to the end even when some are pending: the pending keys of all of them
+    raise together as one :class:`AnswerPending`; any other error is raised as is (after all have ended)."""
+    outcomes = await asyncio.gather(*awaitables, return_exceptions=True)
+    pending: list[str] = []
+    for outcome in outcomes:
+        if isinstance(outcome, AnswerPending):
+            pending += outcome.keys
+        elif isinstance(outcome, BaseException):
+            raise outcome
+    if pending:
+        raise AnswerPending(pending)
+    return [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
+
+
+# --- the command ---------------------------------------------------------------------------------------------
+
+
+def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None) -> list[str]:
+    """The problems the pipeline would find in the answer to ``key`` (empty: it would be accepted)."""
+    from generators.answers import rebuild_check
+    from generators.llm import accept
+
+    request = folder.request(key)
+    if answer_file is not None:
+        try:
+            text: str | None = answer_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ExchangeError(f"{answer_file}: cannot read the answer ({error})") from None
+    else:
+        text = folder.answer(key)
+    if text is None:
+        raise ExchangeError(f"no answer for {key}: write it to {folder.answer_path(key)}")
+    check = rebuild_check(str(request["stage"]), request.get("context", {}))
+    _, problem = accept(check, text)
+    return [line.removeprefix("- ") for line in problem.splitlines() if line.strip()] if problem else []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mantra_env.cli import run_command
+
+    parser = argparse.ArgumentParser(prog="python -m generators.exchange", description="Answer a run's requests.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="check an answer file against its request, as the pipeline would")
+    check.add_argument("dir", type=Path, help="the exchange folder")
+    check.add_argument("key", help="the request key, e.g. check_generation/s000-2#0")
+    check.add_argument("--answer", type=Path, help="check this file instead of the answer beside the request")
+    pending = commands.add_parser("pending", help="list the requests without an answer")
+    pending.add_argument("dir", type=Path, help="the exchange folder")
+    args = parser.parse_args(argv)
+
+    def run() -> int:
+        folder = ExchangeDir(args.dir)
+        if args.command == "pending":
+            for key in folder.unanswered():
+                print(f"{role_of(key.split('/')[0])}\t{folder.request_path(key)}")
+            return 0
+        problems = check_answer(folder, args.key, args.answer)
+        print("\n".join(f"- {problem}" for problem in problems) if problems else "ok")
+        return 1 if problems else 0
+
+    return run_command(run, "interrupted")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
