@@ -21,13 +21,16 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
-from agents.base import AgentReport, InfrastructureError
 from agents.local_server import unescape_html
 from agents.models import ModelConfig
+from agents.provider_errors import EmptyResponseError, classify
+from mantra_env.agent import AgentReport, InfrastructureError
 from mantra_env.env import MantraEnv
 from mantra_env.store.records import Usage
 
 DEFAULT_MAX_CYCLES = 20
+#: The key under which a tool call's arguments that are not JSON reach the tool handler (as their raw text).
+RAW_ARGUMENTS = "\x00raw_arguments"
 
 
 def _plain(message: dict[str, Any], tool_results_as_user: bool) -> dict[str, Any]:
@@ -42,37 +45,52 @@ def _plain(message: dict[str, Any], tool_results_as_user: bool) -> dict[str, Any
     return message
 
 
-def classify(error: BaseException) -> str | None:
-    """The infrastructure-error kind of a model exception, or None if it is not one."""
-    name = type(error).__name__
-    text = str(error).lower()
-    if "ratelimit" in name.lower() or "429" in text or "rate limit" in text:
-        return "rate_limit"
-    if "timeout" in name.lower() or "timed out" in text:
-        return "timeout"
-    if "connection" in name.lower() or "connection refused" in text or "apiconnection" in name.lower():
-        return "connection"
-    if name in ("ServiceUnavailableError", "InternalServerError", "APIError", "BadRequestError"):
-        return "provider"
-    if name in ("MaxTokensReachedException", "ContextWindowOverflowException", "JSONDecodeError"):
-        return "bad_output"
-    return None
+def _checked_arguments(event: Any) -> Any:
+    """A tool call's arguments as strands will parse them, except that text which is not JSON is kept: wrapped as
+    ``{RAW_ARGUMENTS: text}`` (strands would replace it by ``{}``), so the trace records what the model sent."""
+    delta = event.get("contentBlockDelta", {}).get("delta", {}).get("toolUse")
+    if delta is None or not delta.get("input", "").strip():
+        return event
+    try:
+        json.loads(delta["input"])
+    except (ValueError, RecursionError):
+        delta["input"] = json.dumps({RAW_ARGUMENTS: delta["input"]})
+    return event
 
 
 @functools.cache
 def plain_text_model_class() -> type[Any]:
     """strands' LiteLLMModel with plain-text message content: the class is built once, on first use (importing
     strands' litellm provider imports litellm, about 2 s here), instead of once per episode."""
+    import litellm
     from strands.models.litellm import LiteLLMModel
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner on each provider error
 
     class PlainTextModel(LiteLLMModel):
         """Sends message content as plain strings (OpenAI-compatible servers such as llama.cpp's reject content
         parts) and, for the bundled server (``local``) whose chat template drops tool results, restates each
-        tool result as a user turn so the model sees it."""
+        tool result as a user turn so the model sees it.
+
+        It also reads each (non-streamed) response as strands converts it: a response without a choice raises
+        :class:`~agents.provider_errors.EmptyResponseError` instead of passing as an empty turn, and tool
+        arguments that are not JSON are kept as text (see :func:`_checked_arguments`)."""
 
         def __init__(self, *, local: bool, **kwargs: Any) -> None:
             self.local = local
+            self.answered = False
             super().__init__(**kwargs)
+
+        def format_chunk(self, event: dict[str, Any], **kwargs: Any) -> Any:
+            kind = event["chunk_type"]
+            if kind == "message_start":
+                self.answered = False
+            elif kind in ("content_start", "content_delta"):
+                self.answered = True
+            elif kind == "message_stop" and event.get("data") is None and not self.answered:
+                raise EmptyResponseError("the provider's response has no choices")
+            chunk = super().format_chunk(event, **kwargs)
+            return _checked_arguments(chunk) if kind == "content_delta" else chunk
 
         def format_request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
             request: dict[str, Any] = super().format_request(*args, **kwargs)
@@ -150,7 +168,7 @@ class StrandsAgent:
 
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
         from strands import Agent
-        from strands.hooks import BeforeToolCallEvent
+        from strands.hooks import BeforeToolCallEvent, MessageAddedEvent
         from strands.tools.tools import PythonAgentTool
 
         observation, _ = env.reset(seed=seed, options={"case": case_id})
@@ -163,8 +181,7 @@ class StrandsAgent:
             # one tool call), and the calls of one model turn would step the environment concurrently.
             async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
                 started = time.perf_counter()
-                arguments = unescape_html(tool_use.get("input") or {})
-                result, _, _, _, _ = env.step({"tool": spec["name"], "arguments": arguments})
+                result, _, _, _, _ = env.step({"tool": spec["name"], "arguments": _arguments(tool_use)})
                 latencies.append(time.perf_counter() - started)
                 payload = json.loads(result)
                 status = "error" if "error" in payload else "success"
@@ -190,25 +207,89 @@ class StrandsAgent:
             # through the environment too (recorded in the trace as an unknown_tool error).
             if event.selected_tool is None:
                 tool_use = event.tool_use
-                arguments = unescape_html(tool_use.get("input") or {})
-                env.step({"tool": str(tool_use.get("name", "")), "arguments": arguments})
+                env.step({"tool": str(tool_use.get("name", "")), "arguments": _arguments(tool_use)})
+
+        def unnamable_tool(event: MessageAddedEvent) -> None:
+            # A name outside strands' pattern (e.g. "bad name!") is answered by strands before any tool hook;
+            # recorded here, as the model's message arrives, so the trace has every call the model made.
+            if event.message.get("role") != "assistant":
+                return
+            for block in event.message.get("content", []):
+                tool_use = block.get("toolUse")
+                if tool_use is not None and not _valid_tool_name(tool_use):
+                    env.step({"tool": str(tool_use.get("name", "")), "arguments": _arguments(tool_use)})
 
         agent.hooks.add_callback(BeforeToolCallEvent, unknown_tool)
+        agent.hooks.add_callback(MessageAddedEvent, unnamable_tool)
         try:
             result = await agent.invoke_async(opening["prompt"], limits={"turns": self.max_cycles})
-        except Exception as error:  # model errors surface as raw litellm exceptions
-            kind = classify(error)
-            if kind is None:
-                raise
-            raise InfrastructureError(kind, f"{type(error).__name__}: {error}") from None
-        usage = result.metrics.accumulated_usage
-        return AgentReport(
-            usage=Usage(
-                input_tokens=int(usage.get("inputTokens", 0)),
-                output_tokens=int(usage.get("outputTokens", 0)),
-                model_calls=int(result.metrics.cycle_count),
-            ),
-            messages=json.loads(json.dumps(agent.messages, default=str)),
-            step_latencies_s=latencies,
-            final_answer=str(result)[:4000],
-        )
+        except Exception as error:  # strands wraps a later cycle's error in EventLoopException: see the chain
+            answered = any(message.get("role") == "assistant" for message in agent.messages)
+            fault = classify(error, after_model_turn=answered)
+            if fault is None:
+                raise  # not a provider error: the runner stores it as an internal error of this episode
+            if not fault.model_fault:
+                raise InfrastructureError(fault.kind, fault.reason) from None
+            return _report(agent, latencies, "", model_fault=fault.reason)
+        answer = str(result)[:4000]
+        empty = result.stop_reason == "end_turn" and not answer.strip()
+        return _report(agent, latencies, answer, model_fault="the model's final answer was empty" if empty else "")
+
+
+def _arguments(tool_use: Any) -> Any:
+    """What the model sent as a call's arguments: a dict (HTML-unescaped), or the raw text if it was not JSON."""
+    arguments = tool_use.get("input") or {}
+    if isinstance(arguments, dict) and set(arguments) == {RAW_ARGUMENTS}:
+        return str(arguments[RAW_ARGUMENTS])
+    return unescape_html(arguments)
+
+
+def _valid_tool_name(tool_use: Any) -> bool:
+    from strands.tools.tools import InvalidToolUseNameException, validate_tool_use_name
+
+    try:
+        validate_tool_use_name(tool_use)
+    except InvalidToolUseNameException:
+        return False
+    return True
+
+
+MAX_MESSAGE_DEPTH = 100  # the record's validation stops far deeper; a model's 900-deep tool call does not
+
+
+def _storable(message: Any) -> Any:
+    """``message`` as JSON values; one nested deeper than :data:`MAX_MESSAGE_DEPTH` (a model's pathological tool
+    call) is kept whole as JSON text instead, so the episode can be stored."""
+    try:
+        text = json.dumps(message, default=str)
+        if text.count("[") + text.count("{") <= MAX_MESSAGE_DEPTH or _depth(json.loads(text)) <= MAX_MESSAGE_DEPTH:
+            return json.loads(text)
+    except (ValueError, RecursionError):
+        text = repr(message)
+    return {"role": str(message.get("role", "")), "too_deep_json": text}
+
+
+def _depth(value: Any) -> int:
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _report(agent: Any, latencies: list[float], answer: str, model_fault: str) -> AgentReport:
+    usage = agent.event_loop_metrics.accumulated_usage
+    messages = [_storable(message) for message in agent.messages]
+    return AgentReport(
+        usage=Usage(
+            input_tokens=int(usage.get("inputTokens", 0)),
+            output_tokens=int(usage.get("outputTokens", 0)),
+            model_calls=int(agent.event_loop_metrics.cycle_count),
+        ),
+        messages=messages,
+        step_latencies_s=latencies,
+        final_answer=answer,
+        model_fault=model_fault,
+    )

@@ -41,6 +41,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the
 
 from agents.local_server import unescape_html
 from agents.models import ModelConfig, ModelConfigError, resolve_model
+from agents.provider_errors import retryable
 from generators.config import GenerationConfig, StageModel, StructuredOutput
 from generators.exchange import EXCHANGE_PROVIDER, ExchangeDir, role_of
 from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
@@ -317,7 +318,7 @@ class LLMClient:
             except ReplayMissing as error:
                 raise GenerationError(str(error)) from None
             except Exception as error:  # provider failures surface as litellm exceptions
-                if not _transient(error):
+                if not retryable(error):
                     raise GenerationError(f"{key}: the provider refused the request: {error}") from None
                 last = f"{type(error).__name__}: {error}"
                 usage.provider_retries += 1
@@ -456,19 +457,6 @@ def _auto_structured(model: str, alias: ModelConfig | None) -> StructuredOutput:
         return "json_schema" if litellm.supports_response_schema(model=model) else "none"
     except Exception:  # a model litellm does not know: rely on the prompt and the repair loop
         return "none"
-
-
-def _transient(error: Exception) -> bool:
-    from litellm.exceptions import (
-        APIConnectionError,
-        InternalServerError,
-        RateLimitError,
-        ServiceUnavailableError,
-        Timeout,
-    )
-
-    transient = (RateLimitError, Timeout, APIConnectionError, ServiceUnavailableError, InternalServerError)
-    return isinstance(error, (*transient, asyncio.TimeoutError))
 
 
 def usage_report(usage: Mapping[str, StageUsage]) -> dict[str, dict[str, float]]:

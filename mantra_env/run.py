@@ -101,7 +101,8 @@ def _quiet_libraries() -> None:
     """strands and litellm log every malformed tool call a small model makes; the trace records them, so the
     terminal shows only the progress and the summary."""
     for name in ("strands", "LiteLLM", "litellm", "httpx"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        # CRITICAL: a failed model call is logged at ERROR by strands, and the episode already records it.
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     os.environ.setdefault("LITELLM_LOG", "ERROR")
 
 
@@ -211,6 +212,10 @@ def run(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, concurrency=args.concurrency)  # the model's cap may lower it
         if stack:  # a bundled local server was started
             _warm_up(make_agent, suite, domain)
+        else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
+            from agents.preflight import preflight
+
+            preflight(make_agent(), suite, domain)
         suite_label = f"{suite.manifest.domain}/{suite.manifest.name}"
         with RolloutStore(args.db) as store:
             run_id = args.run_name
@@ -283,6 +288,12 @@ def run(args: argparse.Namespace) -> int:
             print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
         else:
             print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
+        if progress.stopped:
+            print(f"error: {progress.stopped}", file=sys.stderr)
+            return 1
+        if summary.attempts and summary.errors == summary.attempts:
+            print("error: every episode ended in an infrastructure error; nothing was scored", file=sys.stderr)
+            return 1
         return 0
     finally:
         for item in stack:

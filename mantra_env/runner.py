@@ -3,9 +3,14 @@
 Episodes run concurrently (asyncio; ``concurrency`` in flight, each in its own environment). Each finished
 episode is committed atomically, keyed by (run, case, attempt), by a writer process while the next episodes
 run (:mod:`mantra_env.store.writer`), so a killed run loses no finished episode, and ``resume`` skips exactly
-the keys already stored. An agent's :class:`~agents.base.InfrastructureError` (provider time-out, 429,
-refused connection, unusable output) or a per-episode time-out is retried with exponential backoff and, if it
-persists, stored as an ``error`` episode, which no score counts.
+the keys already stored.
+
+Whatever goes wrong in an episode stays in that episode (the contract is :mod:`mantra_env.agent`): an
+:class:`~mantra_env.agent.InfrastructureError` of a retryable kind (provider time-out, 429, 5xx, refused
+connection, unusable output) or a per-episode time-out is retried with exponential backoff and jitter and, if it
+persists, stored as an ``error`` episode, which no score counts; a wrong key or model is stored at once; any other
+exception is stored as an ``error`` of kind ``internal`` with its type and message. Only cancellation stops a
+run, and ``max_auth_errors`` consecutive authentication errors (a key revoked mid-run) stop it scheduling more.
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ import asyncio
 import fnmatch
 import gc
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.base import AgentReport, EpisodeAgent, InfrastructureError
+from mantra_env.agent import AgentReport, EpisodeAgent, InfrastructureError
 from mantra_env.case import Suite
-from mantra_env.domains import Domain, DomainError
+from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -44,6 +50,9 @@ class RunSettings:
     """How to run: attempts per case, concurrency, caps, retries; out-of-range values raise :class:`RunnerError`.
 
     ``retry_errors``: run again the attempts stored as infrastructure errors (each replaces its error episode).
+    A retry waits ``backoff_s * 2**trial`` seconds times a jitter factor in [0.5, 1.5) drawn from a generator
+    seeded by (``seed``, case, attempt), so concurrent episodes do not retry in lock-step and a run's waits are
+    reproducible. ``max_auth_errors`` consecutive authentication errors stop the run from scheduling more.
     """
 
     attempts: int = 5
@@ -54,6 +63,7 @@ class RunSettings:
     retries: int = 2
     backoff_s: float = 1.0
     cases: tuple[str, ...] = ()
+    max_auth_errors: int = 3
     retry_errors: bool = False
 
     def __post_init__(self) -> None:
@@ -63,6 +73,7 @@ class RunSettings:
             ("--seed", self.seed, 0),
             ("--max-steps", self.max_steps, 1),
             ("--retries", self.retries, 0),
+            ("max_auth_errors", self.max_auth_errors, 1),
         )
         for option, value, least in at_least:
             if value < least:
@@ -82,6 +93,7 @@ class RunProgress:
     skipped: int = 0
     passed: int = 0
     errors: int = 0
+    stopped: str = ""  # why the runner stopped scheduling episodes early ("" if it did not)
 
 
 def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
@@ -99,8 +111,8 @@ def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
 
 def plan(suite: Suite, domain: Domain, settings: RunSettings) -> list[tuple[str, int]]:
     """The (case, attempt) keys of a run, after every check that can fail before it starts: an empty suite, a
-    case filter that matches nothing, too many episodes, a case of another domain or with a database patch that
-    does not apply (each named)."""
+    case filter that matches nothing, too many episodes, and whatever :meth:`Domain.check_suite` refuses (a case
+    of another domain, a check naming what the domain lacks, a database patch that does not apply; each named)."""
     if not suite.cases:
         raise RunnerError(f"suite {suite.manifest.name!r} has no cases: nothing to run")
     chosen = select_cases(suite, settings.cases)
@@ -109,18 +121,7 @@ def plan(suite: Suite, domain: Domain, settings: RunSettings) -> list[tuple[str,
             f"{len(chosen)} cases x {settings.attempts} attempts is {len(chosen) * settings.attempts} episodes, "
             f"more than one run can hold ({MAX_EPISODES}); lower --attempts or split the run with --cases"
         )
-    for case_id in chosen:
-        case = suite.case(case_id)
-        if case.domain != domain.name:
-            raise RunnerError(
-                f"case {case.id!r} of suite {suite.manifest.name!r} is a case of domain {case.domain!r}, but the "
-                f"suite's manifest says {domain.name!r}; fix the case's domain or move it to a suite of its own"
-            )
-        if case.database_patch:
-            try:
-                domain.fresh_database(case.database_patch)
-            except DomainError as error:
-                raise RunnerError(f"case {case.id!r} of suite {suite.manifest.name!r}: {error}") from None
+    domain.check_suite(suite)  # cases of another domain, unknown tools or arguments, patches that do not apply
     return [(case_id, attempt) for case_id in chosen for attempt in range(settings.attempts)]
 
 
@@ -144,10 +145,20 @@ async def run_suite(
     todo = [key for key in keys if key not in finished or key in retried]
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
+    auth_errors = 0  # consecutive, in the order episodes finish
 
     async def one(case_id: str, attempt: int, sink: EpisodeSink) -> None:
+        nonlocal auth_errors
         async with limit:
+            if progress.stopped:  # not started: nothing of it is stored, --resume runs it
+                return
             record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt)
+            auth_errors = auth_errors + 1 if record.error_kind == "auth" else 0
+            if auth_errors >= max(1, settings.max_auth_errors) and not progress.stopped:
+                progress.stopped = (
+                    f"stopped after {auth_errors} consecutive authentication errors (last: {record.error}); "
+                    "the finished episodes are stored, the others were not started"
+                )
             # The slot is held until the writer has taken the episode, which bounds what waits to be written.
             stored = await sink.submit(record, replaces_error=(case_id, attempt) in retried)
         await stored  # committed: only now does it count as done
@@ -188,22 +199,26 @@ async def _episode(
     attempt: int,
 ) -> EpisodeRecord:
     seed = settings.seed * 1_000_003 + attempt  # same seed, same episode; attempts differ
+    jitter = random.Random(f"{settings.seed}/{case_id}/{attempt}")
     started_at = utc_now()
     failure: tuple[str, str] = ("", "")
     for trial in range(settings.retries + 1):
-        env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
-        agent = make_agent()
         started = time.perf_counter()
         try:
-            report = await asyncio.wait_for(agent.run(env, case_id, seed), settings.episode_timeout_s)
+            env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+            report = await asyncio.wait_for(make_agent().run(env, case_id, seed), settings.episode_timeout_s)
+            return _graded(run_id, case_id, attempt, env, report, time.perf_counter() - started, started_at)
         except InfrastructureError as error:
             failure = (error.kind, str(error))
+            if not error.retryable:
+                break
         except TimeoutError:
             failure = ("timeout", f"the episode took longer than {settings.episode_timeout_s:g} s")
-        else:
-            return _graded(run_id, case_id, attempt, env, report, time.perf_counter() - started, started_at)
+        except Exception as error:  # a bug in an agent or the harness: this episode's failure, never the run's
+            failure = ("internal", f"{type(error).__name__}: {error}")
+            break
         if trial < settings.retries:
-            await asyncio.sleep(settings.backoff_s * 2**trial)
+            await asyncio.sleep(backoff_delay(settings.backoff_s, trial, jitter))
     return EpisodeRecord(
         run_id=run_id,
         case_id=case_id,
@@ -216,6 +231,11 @@ async def _episode(
     )
 
 
+def backoff_delay(base_s: float, trial: int, rng: random.Random) -> float:
+    """Seconds to wait before retry ``trial + 1``: exponential in ``trial``, times a jitter factor in [0.5, 1.5)."""
+    return float(base_s * 2**trial * (0.5 + rng.random()))
+
+
 def _graded(
     run_id: str, case_id: str, attempt: int, env: MantraEnv, report: AgentReport, latency: float, started_at: Any
 ) -> EpisodeRecord:
@@ -223,6 +243,8 @@ def _graded(
         env.step({"final_answer": report.final_answer})
     verdict = env.last_verdict
     trace: Trace = env.last_trace
+    # A model fault (its output broke the request) is a failed attempt; the reason is kept beside the verdict.
+    fault = report.model_fault[:2000] or None
     return EpisodeRecord(
         run_id=run_id,
         case_id=case_id,
@@ -235,6 +257,8 @@ def _graded(
         latency_s=latency,
         step_latencies_s=report.step_latencies_s,
         messages=report.messages,
+        error_kind="model" if fault else None,
+        error=fault,
         started_at=started_at,
         finished_at=utc_now(),
     )

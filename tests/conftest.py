@@ -1,11 +1,14 @@
 """Shared fixtures."""
 
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.helpers_rollouts import run_scripted
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # tests run offline: never fetch litellm's price list
 
 # No test may depend on the machine's speed: hypothesis's per-example deadline (200 ms) and its too-slow health
 # check fail property tests on a loaded machine, so both are off for every test (set here, before the test

@@ -67,6 +67,75 @@ def test_bad_options_are_one_clear_line(
     assert err.startswith("error: ") and message in err and "Traceback" not in err
 
 
+def stub_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, api_base: str, key: bool = True) -> None:
+    models = tmp_path / "models.yaml"
+    key_line = "    api_key: not-a-key\n" if key else ""
+    models.write_text(f"models:\n  stub:\n    model: openai/stub-model\n    api_base: {api_base}\n{key_line}")
+    monkeypatch.setenv("MANTRA_MODELS_FILE", str(models))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def run_stub(tmp_path: Path, *extra: str) -> int:
+    args = ["--model", "stub", "--attempts", "1", "--cases", "fig1-case1", "--retries", "0"]
+    return main([*args, "--db", str(tmp_path / "r.duckdb"), *extra])
+
+
+@pytest.mark.parametrize(
+    ("answer", "fix"),
+    [
+        ({"status": 401}, "refused the API key"),
+        ({"status": 404}, "does not know this model"),
+        ({"status": 400}, "tool calling"),
+        (None, "cannot reach the endpoint"),
+        ("no key", "no API key; set OPENAI_API_KEY"),
+    ],
+    ids=["401", "404", "400", "unreachable", "missing-key"],
+)
+def test_d3_a_wrong_key_model_or_endpoint_is_one_line_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], answer: object, fix: str
+) -> None:
+    from tests.agents.stub_server import serve
+
+    with serve([answer] * 5 if isinstance(answer, dict) else []) as stub:
+        api_base = stub.api_base
+        if answer is None:
+            stub.server.server_close()  # nothing listens on the port any more
+        stub_models(tmp_path, monkeypatch, api_base, key=answer != "no key")
+        assert run_stub(tmp_path) == 2
+        assert len(stub.requests) == (1 if isinstance(answer, dict) else 0)
+    captured = capsys.readouterr()
+    lines = [line for line in (captured.out + captured.err).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: stub (openai/stub-model at {api_base}): ") and fix in lines[0]
+    assert not (tmp_path / "r.duckdb").exists()  # no run row, no episodes
+
+
+def test_d11_a_run_whose_every_episode_is_an_infrastructure_error_exits_non_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.agents.stub_server import serve, text
+
+    with serve([text("ready"), {"status": 500}]) as stub:  # the preflight passes, the episode fails
+        stub_models(tmp_path, monkeypatch, stub.api_base)
+        assert run_stub(tmp_path) == 1
+    assert "every episode ended in an infrastructure error" in capsys.readouterr().err
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT status, error_kind FROM episodes") == [("error", "server")]
+
+
+def test_a_key_revoked_mid_run_stops_the_run_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.agents.stub_server import serve, text
+
+    with serve([text("ready")] + [{"status": 401}] * 20) as stub:
+        stub_models(tmp_path, monkeypatch, stub.api_base)
+        assert run_stub(tmp_path, "--cases", "tr-*", "--concurrency", "1") == 1
+    assert "stopped after 3 consecutive authentication errors" in capsys.readouterr().err
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT count(*) FROM episodes") == [(3,)]
+
+
 # -- integrity of runs and options (issue 13: D4, D6, D10, D15, D17) ---------------------------------------------
 
 NOOP = ["--model", "scripted:noop", "--attempts", "1", "--cases", "fig1-*"]
@@ -277,7 +346,9 @@ def test_d17_a_bad_database_patch_is_refused_before_the_run_naming_the_case(
     _edit_case(suite, "fig1-case2", database_patch=[{"op": "set", "path": "items.NOPE.x", "value": 1}])
     db = tmp_path / "r.duckdb"
     assert main(["--model", "scripted:noop", "--attempts", "1", "--suite", str(suite), "--db", str(db)]) == 2
-    _one_line_error(capsys, "case 'fig1-case2' of suite 'starter': database_patch[0]: path 'items.NOPE' does not")
+    err = capsys.readouterr().err
+    assert err.startswith("error: suite 'starter' does not fit domain 'operations'") and "Traceback" not in err
+    assert "case 'fig1-case2': database_patch[0]: path 'items.NOPE' does not exist" in err
     assert not db.exists()
 
 
@@ -286,7 +357,9 @@ def test_d17_a_case_of_another_domain_is_refused(tmp_path: Path, capsys: pytest.
     _edit_case(suite, "fig1-case2", domain="retail")
     db = tmp_path / "r.duckdb"
     assert main(["--model", "scripted:noop", "--attempts", "1", "--suite", str(suite), "--db", str(db)]) == 2
-    _one_line_error(capsys, "case 'fig1-case2' of suite 'starter' is a case of domain 'retail'")
+    err = capsys.readouterr().err
+    assert err.startswith("error: suite 'starter' does not fit domain 'operations'") and "Traceback" not in err
+    assert "case 'fig1-case2': its domain is 'retail', not 'operations'" in err
     assert not db.exists()
 
 

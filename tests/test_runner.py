@@ -17,7 +17,7 @@ import pytest
 from agents.base import AgentReport, InfrastructureError, ScriptedAgent
 from agents.scripted import NoopPolicy, OraclePolicy
 from graders.analysis import summarize_run
-from mantra_env.domains import find_suite
+from mantra_env.domains import DomainError, find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.runner import MAX_EPISODES, RunnerError, RunSettings, plan, run_suite, select_cases
 from mantra_env.store import RolloutStore
@@ -98,14 +98,14 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> No
     run(tmp_path / "a.duckdb", "r", lambda: ScriptedAgent(OraclePolicy()), attempts=1, cases=("fig1-case1",))
     assert gc.get_freeze_count() == 0
 
-    class Broken:
-        name = "broken"
+    def broken(_: object) -> None:
+        raise ValueError("a bug in the caller's callback")
 
-        async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
-            raise ValueError("an agent bug, not an infrastructure error")
-
-    with pytest.raises(ValueError, match="agent bug"):
-        run(tmp_path / "b.duckdb", "r", Broken, attempts=1, cases=("fig1-case1",))
+    record = RunRecord(run_id="r", suite="operations/starter", model="test", agent="test")
+    settings = RunSettings(attempts=1, cases=("fig1-case1",))
+    with RolloutStore(tmp_path / "b.duckdb") as store, pytest.raises(ValueError, match="callback"):
+        agent = lambda: ScriptedAgent(OraclePolicy())  # noqa: E731
+        asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, settings, on_episode=broken))
     assert gc.get_freeze_count() == 0
 
     gc.freeze()
@@ -194,6 +194,75 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_duplicating(tmp_path: Pa
         assert summarize_run(resumed, "r", k=2) == summarize_run(reference, "r", k=2)
 
 
+class Raising:
+    """Raises ``error`` on fig1-case1, behaves like the oracle elsewhere."""
+
+    name = "raising"
+    calls = 0
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
+        Raising.calls += 1
+        if case_id == "fig1-case1":
+            raise self.error
+        return await ScriptedAgent(OraclePolicy()).run(env, case_id, seed)
+
+
+def test_d1_any_exception_escaping_an_episode_is_stored_in_that_episode(tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    run(db, "r", lambda: Raising(KeyError("an agent bug")), attempts=2, retries=2, cases=("fig1-*",))
+    with RolloutStore(db) as store:
+        rows = store.query("SELECT case_id, attempt, status, error_kind, error FROM episodes ORDER BY 1, 2")
+    assert rows == [
+        ("fig1-case1", 0, "error", "internal", "KeyError: 'an agent bug'"),
+        ("fig1-case1", 1, "error", "internal", "KeyError: 'an agent bug'"),
+        ("fig1-case2", 0, "passed", None, None),
+        ("fig1-case2", 1, "passed", None, None),
+    ]
+
+
+def test_configuration_errors_are_stored_at_once_not_retried(tmp_path: Path) -> None:
+    Raising.calls = 0
+    error = InfrastructureError("not_found", "model x does not exist")
+    run(tmp_path / "r.duckdb", "r", lambda: Raising(error), attempts=1, retries=3, cases=("fig1-case1",))
+    assert Raising.calls == 1
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        assert store.query("SELECT status, error_kind FROM episodes") == [("error", "not_found")]
+
+
+def test_consecutive_auth_errors_stop_the_run_and_keep_what_is_stored(tmp_path: Path) -> None:
+    record = RunRecord(run_id="r", suite="operations/starter", model="test", agent="test")
+    revoked = lambda: Flaky(99, kind="auth")  # noqa: E731
+    settings = RunSettings(attempts=2, concurrency=1, retries=0, max_auth_errors=3)
+    with RolloutStore(tmp_path / "r.duckdb") as store:
+        progress = asyncio.run(run_suite(store, record, SUITE, DOMAIN, revoked, settings))  # type: ignore[arg-type]
+        assert store.query("SELECT status, error_kind, count(*) FROM episodes GROUP BY ALL") == [("error", "auth", 3)]
+    assert progress.done == 3 and progress.total == 28
+    assert "3 consecutive authentication errors" in progress.stopped
+
+
+def test_retry_waits_grow_with_seeded_jitter() -> None:
+    import random
+
+    from mantra_env.runner import backoff_delay
+
+    waits = [backoff_delay(1.0, trial, random.Random("0/fig1-case1/0")) for trial in range(4)]
+    assert waits == [backoff_delay(1.0, trial, random.Random("0/fig1-case1/0")) for trial in range(4)]
+    assert all(0.5 * 2**trial <= wait < 1.5 * 2**trial for trial, wait in enumerate(waits))
+    assert waits[0] != backoff_delay(1.0, 0, random.Random("0/fig1-case1/1"))  # episodes do not retry in step
+
+
+def test_the_core_runner_and_env_import_no_agent_or_provider_library() -> None:
+    code = (
+        "import sys, mantra_env.runner, mantra_env.env; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'litellm', 'strands')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
 def test_d6_plan_refuses_before_the_run_is_started(tmp_path: Path) -> None:
     """Every refusal comes before ``start_run``: no run row is left behind."""
     with pytest.raises(RunnerError, match="more than one run can hold"):
@@ -203,6 +272,6 @@ def test_d6_plan_refuses_before_the_run_is_started(tmp_path: Path) -> None:
     )
     with RolloutStore(tmp_path / "r.duckdb") as store:
         record = RunRecord(run_id="r", suite="s", model="m", agent="a")
-        with pytest.raises(RunnerError, match=f"case '{SUITE.cases[0].id}' of suite .*cannot remove 'nope'"):
+        with pytest.raises(DomainError, match=f"case '{SUITE.cases[0].id}': .*cannot remove 'nope'"):
             asyncio.run(run_suite(store, record, bad_patch, DOMAIN, lambda: None, RunSettings()))  # type: ignore[arg-type,return-value]
         assert store.query("SELECT count(*) FROM runs") == [(0,)]

@@ -91,7 +91,11 @@ class EpisodeRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = Field(default=0.0, ge=0.0)
     step_latencies_s: list[float] = Field(default_factory=list)
-    error_kind: str | None = Field(default=None, description="e.g. timeout, rate_limit, connection, bad_output.")
+    error_kind: str | None = Field(
+        default=None,
+        description="error episodes: connection, timeout, rate_limit, server, bad_output, auth, not_found, "
+        "configuration or internal; failed ones: model (the model's output ended the episode; reason in error).",
+    )
     error: str | None = None
     messages: list[JsonValue] = Field(default_factory=list, description="Full model message history.")
     started_at: datetime = Field(default_factory=utc_now)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,8 +29,21 @@ from mantra_env.verdict import OUTCOME_ADAPTER
 DEFAULT_DB = Path("results") / "mantra.duckdb"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    # A lone surrogate (a model can send "\ud800" in valid JSON) is neither UTF-8 nor JSON DuckDB accepts: it is
+    # stored as the six characters of its escape, an escaped backslash inside the JSON string.
+    return text if text.isascii() else _SURROGATE.sub(lambda char: f"\\\\u{ord(char[0]):04x}", text)
+
+
+def _text(value: str | None) -> str | None:
+    """``value`` as DuckDB can store it: a lone surrogate becomes the six characters of its escape."""
+    if value is None or value.isascii():
+        return value
+    return _SURROGATE.sub(lambda char: f"\\u{ord(char[0]):04x}", value)
 
 
 def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> EpisodeRows:
@@ -53,8 +67,8 @@ def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> Epi
             episode.usage.model_calls,
             episode.latency_s,
             episode.error_kind,
-            episode.error,
-            trace.final_answer,
+            _text(episode.error),
+            _text(trace.final_answer),
             verdict.to_json() if verdict else None,
             _json(episode.messages),
             episode.started_at,
@@ -64,13 +78,13 @@ def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> Epi
             [
                 *key,
                 call.step,
-                call.tool,
+                _text(call.tool),
                 call.kind,
                 _json(call.args),
-                call.raw_arguments,
+                _text(call.raw_arguments),
                 _json(call.result),
                 call.error.code if call.error else None,
-                call.error.message if call.error else None,
+                _text(call.error.message) if call.error else None,
                 latencies[call.step] if call.step < len(latencies) else None,
             ]
             for call in trace.calls

@@ -5,8 +5,9 @@ litellm's real HTTP path without a model."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,10 +28,15 @@ def text(content: str) -> dict[str, Any]:
 
 
 class StubServer:
-    """Serves ``responses`` in order; each is a message dict, ``{"status": 429}`` or ``{"hang": True}`` (no answer
-    until the server shuts down: a client's time-out fires first however slow the machine is)."""
+    """Serves ``responses`` in order (or, given ``respond``, whatever it returns for each request body). A
+    response is a message dict, ``{"status": 429}`` (an HTTP error), ``{"hang": True}`` (no answer until the server
+    shuts down: a client's time-out fires first however slow the machine is), ``{"drop": True}`` (the connection
+    is closed without an answer), ``{"body": text}`` (a raw body, e.g. junk) or ``{"choices": []}`` (a completion
+    without a choice)."""
 
-    def __init__(self, responses: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, responses: list[dict[str, Any]], respond: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
+    ) -> None:
         self.responses = list(responses)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -45,26 +51,37 @@ class StubServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with stub.lock:
                     stub.requests.append(body)
-                    response = stub.responses.pop(0) if stub.responses else text("done")
+                    if respond is not None:
+                        response = respond(body, self.headers)
+                    else:
+                        response = stub.responses.pop(0) if stub.responses else text("done")
                 if response.get("hang"):
                     stub.closing.wait()
                     response = text("late")
+                if response.get("drop"):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
                 if "status" in response:
                     self.send_response(response["status"])
                     self.send_header("Content-Type", "application/json")
                     self.end_headers()
-                    self.wfile.write(json.dumps({"error": {"message": "stub error", "type": "rate_limit"}}).encode())
+                    error_type = "rate_limit" if response["status"] == 429 else "stub_error"  # litellm reads it
+                    self.wfile.write(json.dumps({"error": {"message": "stub error", "type": error_type}}).encode())
                     return
-                finish = "tool_calls" if response.get("tool_calls") else "stop"
+                choices = response.get("choices")
+                if choices is None:
+                    finish = "tool_calls" if response.get("tool_calls") else "stop"
+                    choices = [{"index": 0, "message": response, "finish_reason": finish}]
                 payload = {
                     "id": f"chatcmpl-{len(stub.requests)}",
                     "object": "chat.completion",
                     "created": 0,
                     "model": body.get("model", "stub"),
-                    "choices": [{"index": 0, "message": response, "finish_reason": finish}],
+                    "choices": choices,
                     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                 }
-                data = json.dumps(payload).encode()
+                data = response["body"].encode() if "body" in response else json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -81,8 +98,10 @@ class StubServer:
 
 
 @contextmanager
-def serve(responses: list[dict[str, Any]]) -> Iterator[StubServer]:
-    stub = StubServer(responses)
+def serve(
+    responses: list[dict[str, Any]], respond: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
+) -> Iterator[StubServer]:
+    stub = StubServer(responses, respond)
     stub.thread.start()
     try:
         yield stub

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agents.models import ModelConfig
 from agents.strands_agent import StrandsAgent
@@ -162,3 +165,84 @@ def test_cached_tool_specs_are_strands_own_and_follow_registrations() -> None:
         registry.register_tool(tool(specs[-1]))
     assert cached.get_all_tools_config() == plain.get_all_tools_config()
     assert len(cached.get_all_tools_config()) == len(specs)
+
+
+CALL = tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE"})
+
+
+def episode(store: RolloutStore) -> tuple[str, str | None, str | None]:
+    ((status, kind, error),) = store.query("SELECT status, error_kind, error FROM episodes")
+    return status, kind, error
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"), [({"status": 500}, "server"), ({"status": 503}, "server"), ({"drop": True}, "connection")]
+)
+def test_d1_a_provider_error_after_the_first_tool_call_is_an_error_episode_of_its_kind(
+    tmp_path: Path, fault: dict[str, Any], kind: str
+) -> None:
+    with run_case(tmp_path, [CALL, fault, CALL, fault], retries=1) as store:
+        assert episode(store)[:2] == ("error", kind)
+    assert len(run_case.requests) == 4  # type: ignore[attr-defined]  # retried once, each time after a tool call
+
+
+@pytest.mark.parametrize(
+    "arguments", ['{"item_name": "\\ud800"}', '{"item_name": ' + "[" * 900 + "]" * 900 + "}"], ids=["surrogate", "deep"]
+)
+def test_d2_a_tool_call_that_breaks_the_next_request_is_a_scored_failed_attempt(tmp_path: Path, arguments: str) -> None:
+    with run_case(tmp_path, [tool_call("check_inventory", arguments), text("never reached")], retries=2) as store:
+        status, kind, error = episode(store)
+        assert (status, kind) == ("failed", "model")
+        assert error is not None and "the model's tool call cannot be processed" in error
+    assert len(run_case.requests) == 1  # the model's fault: scored, not retried
+
+
+def test_d11_empty_choices_junk_bodies_and_refused_connections_are_told_apart(tmp_path: Path) -> None:
+    with run_case(tmp_path / "empty", [CALL, {"choices": []}], retries=0) as store:
+        status, kind, error = episode(store)
+        assert (status, kind) == ("error", "bad_output") and "held no choice" in str(error)
+    with run_case(tmp_path / "junk", [{"body": "<html>502 Bad Gateway</html>"}], retries=0) as store:
+        assert episode(store)[:2] == ("error", "bad_output")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    agent = lambda: StrandsAgent(STUB, api_base=f"http://127.0.0.1:{port}/v1")  # noqa: E731
+    record = RunRecord(run_id="r", suite="operations/starter", model="stub", agent="strands:stub")
+    with RolloutStore(tmp_path / "refused.duckdb") as store:
+        settings = RunSettings(attempts=1, cases=("fig1-case1",), retries=0)
+        asyncio.run(run_suite(store, record, SUITE, DOMAIN, agent, settings))
+        assert episode(store)[:2] == ("error", "connection")
+
+
+def test_a_400_is_configuration_on_the_first_request_and_the_models_after_a_turn(tmp_path: Path) -> None:
+    with run_case(tmp_path / "first", [{"status": 400}, {"status": 400}], retries=1) as store:
+        assert episode(store)[:2] == ("error", "configuration")
+    assert len(run_case.requests) == 1  # not retried  # type: ignore[attr-defined]
+    with run_case(tmp_path / "later", [CALL, {"status": 400}]) as store:
+        assert episode(store)[:2] == ("failed", "model")
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (404, "not_found")])
+def test_a_refused_key_or_unknown_model_mid_run_is_an_error_not_retried(tmp_path: Path, status: int, kind: str) -> None:
+    with run_case(tmp_path, [CALL, {"status": status}, CALL, {"status": status}], retries=1) as store:
+        assert episode(store)[:2] == ("error", kind)
+    assert len(run_case.requests) == 2  # type: ignore[attr-defined]
+
+
+def test_an_empty_final_answer_is_kept_as_the_reason_of_the_failure(tmp_path: Path) -> None:
+    with run_case(tmp_path, [text("")]) as store:
+        assert episode(store) == ("failed", "model", "the model's final answer was empty")
+
+
+def test_d17_calls_strands_drops_and_malformed_arguments_are_in_the_trace(tmp_path: Path) -> None:
+    responses = [
+        tool_call("bad name!", {"item_name": "Dell UltraSharp U2723QE"}),
+        tool_call("check_inventory", '{"item_name": "Dell', "call_2"),
+        text("giving up"),
+    ]
+    with run_case(tmp_path, responses) as store:
+        steps = store.query("SELECT tool, error_code, arguments, raw_arguments FROM steps ORDER BY step")
+        assert steps == [
+            ("bad name!", "unknown_tool", '{"item_name": "Dell UltraSharp U2723QE"}', None),
+            ("check_inventory", "invalid_arguments", "{}", '{"item_name": "Dell'),
+        ]
