@@ -81,7 +81,8 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
     """:func:`summarize_run` over runs of one model on one suite, their attempts pooled per case.
 
     The caller decides that the runs may be pooled (same suite content and settings: see
-    :mod:`graders.leaderboard`). Tokens and cost count only episodes with a recorded model call and usage.
+    :mod:`graders.leaderboard`). Tokens and cost count only episodes with recorded token usage (scripted agents
+    record none).
     """
     rows = store.query("SELECT DISTINCT model, suite FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
     if not rows:
@@ -106,8 +107,7 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
     price_in, price_out = (prices or {}).get(str(model), (math.nan, math.nan))
     tokens, cost = store.query(
         """SELECT avg(input_tokens + output_tokens), avg(input_tokens * ? + output_tokens * ?) / 1e6
-           FROM v_episodes WHERE run_id IN (SELECT unnest(?)) AND scored AND model_calls > 0
-                AND input_tokens + output_tokens > 0""",
+           FROM v_episodes WHERE run_id IN (SELECT unnest(?)) AND scored AND input_tokens + output_tokens > 0""",
         [0.0 if math.isnan(price_in) else price_in, 0.0 if math.isnan(price_out) else price_out, list(run_ids)],
     )[0]
     return RunSummary(
