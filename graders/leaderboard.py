@@ -128,6 +128,8 @@ class Comparison:
     first: LeaderboardRow
     second: LeaderboardRow
     result: PairedComparison
+    tied_with_second: tuple[str, ...] = ()
+    """Other models whose best row has the second's Pass@1: second place is shared (the order is alphabetical)."""
 
     @property
     def tie(self) -> bool:
@@ -135,8 +137,10 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        if self.tie:
-            return "tie: equal Pass@1 (the order shown is alphabetical)"
+        verdict = "tie: equal Pass@1 (the order shown is alphabetical)" if self.tie else self._significance()
+        return verdict + (f"; tied with second: {', '.join(self.tied_with_second)}" if self.tied_with_second else "")
+
+    def _significance(self) -> str:
         if math.isnan(self.result.p_value):
             return "no shared scored task"
         if self.result.p_value < 0.05:
@@ -158,7 +162,13 @@ def comparisons(rows: Sequence[LeaderboardRow]) -> list[Comparison]:
             continue
         a, b = first.summary.task_counts, second.summary.task_counts
         shared = sorted(set(a) & set(b))
-        found.append(Comparison(suite, first, second, compare_paired([a[c] for c in shared], [b[c] for c in shared])))
+        result = compare_paired([a[c] for c in shared], [b[c] for c in shared])
+        value = second.summary.pass_at_1.value
+        tied = {row.summary.model for row in group if row.summary.pass_at_1.value == value} - {
+            first.summary.model,
+            second.summary.model,
+        }
+        found.append(Comparison(suite, first, second, result, tuple(sorted(tied))))
     return found
 
 

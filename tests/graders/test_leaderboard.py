@@ -153,3 +153,12 @@ def test_pass_hat_k_curve_and_domain_view(store: RolloutStore) -> None:
 )
 def test_the_tool_of_a_failed_check_comes_from_its_ast(text: str, tool: str) -> None:
     assert failed_tool(text) == tool
+
+
+def test_a_second_place_shared_by_several_models_is_stated(store: RolloutStore) -> None:
+    add_run(store, "top", "top", {"A": [GOOD, GOOD]})
+    for model in ("c", "b", "a"):
+        add_run(store, model, model, {"A": [GOOD, FORBIDDEN]})
+    (found,) = comparisons(leaderboard(store, ["top", "c", "b", "a"], 2, {}))
+    assert (found.second.summary.model, found.tied_with_second) == ("a", ("b", "c"))
+    assert found.verdict.endswith("; tied with second: b, c") and not found.tie
