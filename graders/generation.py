@@ -10,6 +10,7 @@ it). The final re-check after the last round counts in that last round, since it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -75,7 +76,7 @@ class GenerationRow:
     def final_share(self) -> float:
         """Final cases as a fraction of generated ones (NaN when either is missing or nothing was generated)."""
         generated, final = self.counts[0], self.counts[-1]
-        return final / generated if generated and final is not None else float("nan")
+        return final / generated if generated and final is not None else math.nan
 
     def validated_by_round(self) -> list[int] | None:
         """Cumulative cases first valid by R1..R5 (None when no case records its rounds)."""
@@ -112,7 +113,7 @@ def _final(cases: Sequence[Case]) -> list[Case]:
 
 
 def _mean_ci(estimate: Estimate) -> str:
-    return "n/a" if estimate.value != estimate.value else f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+    return "n/a" if math.isnan(estimate.value) else f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
 
 
 def _stage(position: int) -> Column[GenerationRow]:
