@@ -6,17 +6,24 @@ Everything here reads the store's ``v_*`` views; nothing is recomputed from trac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from graders.metrics import Estimate, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
+from graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
+from mantra_env.checks import atoms, parse_check
+from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
+
+Prices = Mapping[str, tuple[float, float]]
+"""Model → (dollars per million input tokens, dollars per million output tokens)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """The leaderboard row of one run (one model on one suite)."""
+    """The leaderboard row of one run, or of runs pooled because they ran one model on one suite alike."""
 
-    run_id: str
+    run_ids: tuple[str, ...]
     model: str
     suite: str
     tasks: int
@@ -33,10 +40,33 @@ class RunSummary:
     read_calls_per_pass: float
     mean_steps: float
     mean_tokens: float
+    """Input + output tokens per scored episode whose usage is known (NaN: none is; scripted agents report none)."""
+    mean_cost: float = math.nan
+    """Dollars per scored episode with known usage at the prices given (NaN: no price or no usage)."""
+    task_counts: dict[str, TaskCounts] = field(default_factory=dict, compare=False)
+    """Case id → (scored attempts, passed attempts), pooled over the runs (cases without a scored attempt too)."""
+
+    @property
+    def run_id(self) -> str:
+        return ", ".join(self.run_ids)
 
 
 def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else math.nan
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def pooled_task_counts(store: RolloutStore, run_ids: Sequence[str]) -> dict[str, TaskCounts]:
+    """Case id → (scored attempts, passed attempts) summed over ``run_ids``, ordered by case id."""
+    pooled: dict[str, tuple[int, int]] = {}
+    for run_id in run_ids:
+        for case_id, n, passed, _ in store.task_counts(run_id):
+            before = pooled.get(case_id, (0, 0))
+            pooled[case_id] = (before[0] + n, before[1] + passed)
+    return dict(sorted(pooled.items()))
 
 
 def summarize_run(store: RolloutStore, run_id: str, k: int = 5) -> RunSummary:
@@ -44,24 +74,44 @@ def summarize_run(store: RolloutStore, run_id: str, k: int = 5) -> RunSummary:
 
     Infrastructure errors are excluded from every score and counted in ``errors`` / ``crash_rate``.
     """
-    rows = store.query("SELECT model, suite FROM runs WHERE run_id = ?", [run_id])
+    return summarize_runs(store, [run_id], k)
+
+
+def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, prices: Prices | None = None) -> RunSummary:
+    """:func:`summarize_run` over runs of one model on one suite, their attempts pooled per case.
+
+    The caller decides that the runs may be pooled (same suite content and settings: see
+    :mod:`graders.leaderboard`). Tokens and cost count only episodes with recorded token usage (scripted agents
+    record none).
+    """
+    rows = store.query("SELECT DISTINCT model, suite FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
     if not rows:
-        raise KeyError(f"no run {run_id!r} in {store.path}")
+        raise KeyError(f"no run {', '.join(map(repr, run_ids))} in {store.path}")
+    if len(rows) > 1:
+        raise MantraError(f"runs {', '.join(run_ids)} are of different models or suites and cannot be pooled")
     model, suite = rows[0]
-    counts = [(n, passed) for _, n, passed, _ in store.task_counts(run_id)]
-    scored_tasks = [(n, passed) for n, passed in counts if n > 0]
-    (attempts, scored, errors, premature, empty, steps, tokens) = store.query(
+    counts = pooled_task_counts(store, run_ids)
+    scored_tasks = [(n, passed) for n, passed in counts.values() if n > 0]
+    selected = [list(run_ids)]
+    (attempts, scored, errors, premature, empty, steps) = store.query(
         """SELECT count(*), count(*) FILTER (WHERE scored), count(*) FILTER (WHERE NOT scored),
                   count(*) FILTER (WHERE scored AND premature_write), count(*) FILTER (WHERE empty_trace),
-                  avg(steps) FILTER (WHERE scored), avg(tokens) FILTER (WHERE scored)
-           FROM v_attempt_behaviour WHERE run_id = ?""",
-        [run_id],
+                  avg(steps) FILTER (WHERE scored)
+           FROM v_attempt_behaviour WHERE run_id IN (SELECT unnest(?))""",
+        selected,
     )[0]
     passing_reads = store.query(
-        "SELECT avg(read_calls) FROM v_attempt_behaviour WHERE run_id = ? AND status = 'passed'", [run_id]
+        "SELECT avg(read_calls) FROM v_attempt_behaviour WHERE run_id IN (SELECT unnest(?)) AND status = 'passed'",
+        selected,
     )[0][0]
+    price_in, price_out = (prices or {}).get(str(model), (math.nan, math.nan))
+    tokens, cost = store.query(
+        """SELECT avg(input_tokens + output_tokens), avg(input_tokens * ? + output_tokens * ?) / 1e6
+           FROM v_episodes WHERE run_id IN (SELECT unnest(?)) AND scored AND input_tokens + output_tokens > 0""",
+        [0.0 if math.isnan(price_in) else price_in, 0.0 if math.isnan(price_out) else price_out, list(run_ids)],
+    )[0]
     return RunSummary(
-        run_id=run_id,
+        run_ids=tuple(run_ids),
         model=str(model),
         suite=str(suite),
         tasks=len(counts),
@@ -75,9 +125,11 @@ def summarize_run(store: RolloutStore, run_id: str, k: int = 5) -> RunSummary:
         premature_write_rate=_ratio(premature, scored),
         empty_trace_rate=_ratio(empty, scored),
         crash_rate=_ratio(errors, attempts),
-        read_calls_per_pass=float(passing_reads) if passing_reads is not None else math.nan,
-        mean_steps=float(steps) if steps is not None else math.nan,
-        mean_tokens=float(tokens) if tokens is not None else math.nan,
+        read_calls_per_pass=_float(passing_reads),
+        mean_steps=_float(steps),
+        mean_tokens=_float(tokens),
+        mean_cost=math.nan if math.isnan(price_in + price_out) else _float(cost),
+        task_counts=counts,
     )
 
 
@@ -103,24 +155,39 @@ def failure_categories(store: RolloutStore, run_ids: list[str] | None = None) ->
     return [CategoryCount(str(m), str(s), str(c), int(n), float(sh)) for m, s, c, n, sh in rows]
 
 
+UNREADABLE_CHECK = "(unreadable check text)"
+
+
+def failed_tool(check_text: str) -> str:
+    """The tool a failed check is charged to: that of its first atom, the call that was missing or forbidden (the
+    target of an ordering check), read from the parsed check; a stored text that no longer parses is shown as such."""
+    try:
+        return atoms(parse_check(check_text))[0].tool
+    except (MantraError, ValueError):
+        return UNREADABLE_CHECK
+
+
 def top_tools_per_category(
     store: RolloutStore, run_ids: list[str] | None = None, limit: int = 3
 ) -> list[tuple[str, str, str, int]]:
     """(suite, category, tool, failures): the tools behind most failures of each category (paper Tables 5-6).
 
-    The tool of a failed check is the tool of its first atom (the call that was missing or forbidden).
+    The tool of a failed check is :func:`failed_tool`; OR checks (no single tool) are left out.
     """
     where, params = ("AND run_id IN (SELECT unnest(?))", [run_ids]) if run_ids else ("", [])
     rows = store.query(
-        f"""WITH failed AS (
-                SELECT suite, category,
-                       regexp_extract(check_text, '^(?:NO-)?CALL ([A-Za-z_][A-Za-z0-9_]*)', 1) AS tool
-                FROM v_failed_checks WHERE category <> 'or_all_branches_failed' {where})
-            SELECT suite, category, tool, n FROM (
-                SELECT suite, category, tool, count(*) AS n,
-                       row_number() OVER (PARTITION BY suite, category ORDER BY count(*) DESC, tool) AS rank
-                FROM failed GROUP BY suite, category, tool)
-            WHERE rank <= ? ORDER BY suite, category, n DESC, tool""",
-        [*params, limit],
+        f"""SELECT suite, category, check_text, count(*) FROM v_failed_checks
+            WHERE category <> 'or_all_branches_failed' {where} GROUP BY suite, category, check_text""",
+        params,
     )
-    return [(str(s), str(c), str(t), int(n)) for s, c, t, n in rows]
+    tally: Counter[tuple[str, str, str]] = Counter()
+    for suite, category, text, n in rows:
+        tally[str(suite), str(category), failed_tool(str(text))] += int(n)
+    ranked = sorted(tally.items(), key=lambda item: (item[0][0], item[0][1], -item[1], item[0][2]))
+    kept: Counter[tuple[str, str]] = Counter()
+    found = []
+    for (suite, category, tool), n in ranked:
+        kept[suite, category] += 1
+        if kept[suite, category] <= limit:
+            found.append((suite, category, tool, n))
+    return found

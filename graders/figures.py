@@ -1,5 +1,8 @@
-"""Report figures (matplotlib, headless): Pass@k curves, failure-category bars, premature-write heatmap and the
-validation funnel of generated suites."""
+"""Report figures (matplotlib): Pass@k and Pass^k curves, failure-category bars, premature-write heatmap, and the
+validation funnel and validated-by-round curves of generated suites.
+
+Importing this module leaves the backend alone, so a notebook shows its figures inline; the report CLI chooses the
+headless Agg backend itself (:func:`graders.report.main`)."""
 
 from __future__ import annotations
 
@@ -7,15 +10,12 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: reports are written to files
-
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from graders.analysis import CategoryCount
+from graders.generation import ROUNDS, STAGE_LABELS, STAGES
 
 CATEGORY_ORDER = (
     "missing_required_call",
@@ -32,47 +32,37 @@ CATEGORY_LABELS = {
     "or_all_branches_failed": "OR: all branches failed",
 }
 
-GENERATION_STAGES = ("generated", "forward_validated", "backward_validated", "final")
-"""The generation pipeline's ``stage_counts`` keys, in funnel order."""
-STAGE_LABELS = {
-    "generated": "generated",
-    "forward_validated": "forward-validated",
-    "backward_validated": "backward-validated",
-    "final": "final",
-}
-GENERATION_OUTCOMES = {"awaiting_human": "awaiting a human", "rejected": "rejected", "replay_failed": "replay failed"}
-"""The other ``stage_counts`` keys: where the cases that were not kept went (labels for tables)."""
-
-
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":")
 
 
-def pass_at_k_curves(curves: Mapping[str, Sequence[float]]) -> Figure:
-    """One line per label (model @ suite): Pass@k in % for k = 1, 2, ... (NaN points are left out).
+def pass_at_k_curves(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> Figure:
+    """One panel per metric (``{"Pass@k": {label: values}, "Pass^k": ...}``), one line per label (model @ suite):
+    the metric in % for k = 1, 2, ... (NaN points are left out).
 
     Models with equal curves (scripted baselines all at 0 %) would hide each other, so every line gets its own
     hollow marker, shrinking from the first line to the last, and its own dash pattern; the legend sits below the
     axes so it never covers a curve.
     """
-    figure, axes = plt.subplots(figsize=(6.4, 4.6), layout="constrained")
-    for position, (label, values) in enumerate(sorted(curves.items())):
-        points = [(k, 100 * v) for k, v in enumerate(values, start=1) if not math.isnan(v)]
-        if points:
-            axes.plot(*zip(*points, strict=True), label=label, marker=MARKERS[position % len(MARKERS)],
-                      markersize=max(4.0, 11.0 - 2.0 * position), markerfacecolor="none", markeredgewidth=1.5,
-                      linestyle=LINESTYLES[position % len(LINESTYLES)], clip_on=False)  # fmt: skip
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("k (attempts)")
-    axes.set_ylabel("Pass@k (%)")
-    axes.set_ylim(-2, 102)  # lines at 0 % and 100 % stay visible
-    axes.set_yticks(range(0, 101, 20))
-    axes.set_title("Pass@k by model")
-    axes.grid(alpha=0.3)
-    if axes.lines:
-        axes.legend(
-            fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2 if len(curves) > 3 else 1
-        )
+    figure, panels = plt.subplots(1, len(curves), figsize=(5.2 * len(curves), 4.8), layout="constrained", squeeze=False)
+    for axes, (metric, lines) in zip(panels[0], curves.items(), strict=True):
+        for position, (label, values) in enumerate(sorted(lines.items())):
+            points = [(k, 100 * v) for k, v in enumerate(values, start=1) if not math.isnan(v)]
+            if points:
+                axes.plot(*zip(*points, strict=True), label=label, marker=MARKERS[position % len(MARKERS)],
+                          markersize=max(4.0, 11.0 - 2.0 * position), markerfacecolor="none", markeredgewidth=1.5,
+                          linestyle=LINESTYLES[position % len(LINESTYLES)], clip_on=False)  # fmt: skip
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.set_xlabel("k (attempts)")
+        axes.set_ylabel(f"{metric} (%)")
+        axes.set_ylim(-2, 102)  # lines at 0 % and 100 % stay visible
+        axes.set_yticks(range(0, 101, 20))
+        axes.set_title(f"{metric} by model" + (" (all k attempts pass)" if metric == "Pass^k" else " (any of k)"))
+        axes.grid(alpha=0.3)
+    first = panels[0][0]
+    if first.lines:
+        labels = len(first.lines)
+        figure.legend(handles=first.lines, fontsize="small", loc="outside lower center", ncols=2 if labels > 3 else 1)
     return figure
 
 
@@ -127,11 +117,11 @@ def validation_funnel(funnels: Mapping[str, Sequence[int | None]]) -> Figure:
     """Grouped bars per suite (label ``domain / suite``): cases left after each generation stage, counted on the
     bars; ``None`` (a stage the manifest omits) leaves a gap."""
     labels = list(funnels)
-    stages = len(GENERATION_STAGES)
+    stages = len(STAGES)
     width = 0.8 / stages
     figure, axes = plt.subplots(figsize=(max(6.4, 1.2 + 1.9 * len(labels)), 4.4), layout="constrained")
     colours = plt.get_cmap("Blues")([0.9 - 0.55 * i / (stages - 1) for i in range(stages)])
-    for position, stage in enumerate(GENERATION_STAGES):
+    for position, stage in enumerate(STAGES):
         xs = [i + (position - (stages - 1) / 2) * width for i in range(len(labels))]
         counts = [funnels[label][position] for label in labels]
         bars = axes.bar(xs, [0 if n is None else n for n in counts], width, label=STAGE_LABELS[stage],
@@ -151,6 +141,32 @@ def validation_funnel(funnels: Mapping[str, Sequence[int | None]]) -> Figure:
     axes.set_title("Validation funnel: generated cases kept by each stage")
     axes.grid(axis="y", alpha=0.3)
     figure.legend(fontsize="small", ncols=stages, loc="outside lower center")
+    return figure
+
+
+def validated_by_round(rounds: Mapping[str, Sequence[int]], generated: Mapping[str, int | None]) -> Figure:
+    """Cumulative validated cases by round R1..R5 per suite (label ``domain / suite``): absolute counts on the
+    left, fraction of generated cases on the right (left out where the generated count is unknown)."""
+    figure, (counts, shares) = plt.subplots(1, 2, figsize=(10.4, 4.4), layout="constrained")
+    xs = list(range(1, ROUNDS + 1))
+    for position, (label, values) in enumerate(sorted(rounds.items())):
+        style = {"marker": MARKERS[position % len(MARKERS)], "linestyle": LINESTYLES[position % len(LINESTYLES)]}
+        n = generated.get(label)
+        counts.plot(xs, values, label=f"{label} (n = {n if n is not None else '?'})", **style)
+        if n:
+            shares.plot(xs, [100 * v / n for v in values], **style)
+    for axes in (counts, shares):
+        axes.set_xticks(xs, [f"R{x}" for x in xs])
+        axes.set_xlabel("validation round")
+        axes.grid(alpha=0.3)
+    counts.yaxis.set_major_locator(MaxNLocator(integer=True))
+    counts.set_ylim(bottom=0)
+    counts.set_ylabel("validated cases (cumulative count)")
+    counts.set_title("Validated by round")
+    shares.set_ylim(0, 100)
+    shares.set_ylabel("% of generated cases")
+    shares.set_title("Validated by round, fraction of generated")
+    figure.legend(fontsize="small", loc="outside lower center", ncols=min(3, max(1, len(rounds))))
     return figure
 
 

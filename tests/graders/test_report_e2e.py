@@ -14,8 +14,11 @@ import pytest
 
 from graders.analysis import RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.figures import CATEGORY_LABELS
+from graders.generation import GENERATION_TITLE
+from graders.leaderboard import leaderboard_table
 from graders.metrics import (
     Estimate,
+    bootstrap_ci,
     compare_paired,
     pass_at_1,
     pass_at_1_ci,
@@ -24,7 +27,8 @@ from graders.metrics import (
     pass_hat_k,
     pass_hat_k_ci,
 )
-from graders.report import build_report, leaderboard_rows, main
+from graders.report import build_report, main
+from mantra_env.domains import find_suite, load_domain
 from mantra_env.store import RolloutStore
 
 from ..helpers_rollouts import ATTEMPTS, GENERATION_COUNTS, generated_suite, run_scripted
@@ -129,10 +133,11 @@ def test_files_and_embedded_figures(report: Path) -> None:
         assert (report / "figures" / f"{name}.png").stat().st_size > 1000
         assert (report / "figures" / f"{name}.svg").stat().st_size > 1000
     assert page.count("data:image/png;base64,") == len(FIGURES)
-    assert page.count("<table>") == len(html_tables(page)) == 4
-    # The operations starter suite is hand-written: no generation records, so no funnel.
+    # leaderboard, by domain, failure categories, top tools, paired comparison
+    assert page.count("<table>") == len(html_tables(page)) == 5
+    # The operations starter suite is hand-written: no generation records, so no Table 2 row or funnel.
     assert not (report / "figures" / "validation_funnel.png").exists()
-    assert "Validation funnel" not in page and "Validation funnel" not in (report / "report.md").read_text()
+    assert GENERATION_TITLE not in page and GENERATION_TITLE not in (report / "report.md").read_text()
 
 
 @pytest.mark.parametrize("form", ["markdown", "html"])
@@ -159,7 +164,8 @@ def test_leaderboard_equals_the_metric_functions(
             assert shown[model] == {
                 "model": model,
                 "suite": "operations/starter",
-                "tasks": str(summary.tasks),
+                "runs": summary.run_id,
+                "cases run / in suite": f"{summary.tasks} / 14",
                 "attempts": str(summary.attempts),
                 "errors": "0",
                 "Pass@1 (%)": ci(summary.pass_at_1),
@@ -170,7 +176,8 @@ def test_leaderboard_equals_the_metric_functions(
                 "crash (%)": "0.0",
                 "reads / pass": "n/a" if math.isnan(reads) else f"{reads:.2f}",
                 "steps": f"{summary.mean_steps:.1f}",
-                "tokens": "0",
+                "tokens / episode": "n/a",  # scripted agents record no model usage
+                "cost / episode ($)": "n/a",
             }
     # The known calibration of the scripted agents.
     oracle, noop = summaries["scripted:oracle"], summaries["scripted:noop"]
@@ -185,12 +192,13 @@ def test_leaderboard_equals_the_metric_functions(
 
 def test_at_k_1_the_leaderboard_shows_pass_at_1_once(scripted_db: Path) -> None:
     with RolloutStore(scripted_db, read_only=True) as store:
-        header, rows = leaderboard_rows(build_report(store, k=1))
-        wide_header, wide_rows = leaderboard_rows(build_report(store, k=K))
+        narrow, wide = (leaderboard_table(build_report(store, k=k).rows, k) for k in (1, K))
+    header, rows, wide_header, wide_rows = narrow.header, narrow.rows, wide.header, wide.rows
     assert [column for column in header if column.startswith("Pass")] == ["Pass@1 (%)"]
     assert header == [column for column in wide_header if column not in (f"Pass@{K} (%)", f"Pass^{K} (%)")]
     assert all(len(row) == len(header) for row in rows)
-    assert [row[header.index("Pass@1 (%)")] for row in rows] == [row[5] for row in wide_rows]
+    at_1 = header.index("Pass@1 (%)")
+    assert [row[at_1] for row in rows] == [row[wide_header.index("Pass@1 (%)")] for row in wide_rows]
 
 
 def premature_and_empty(store: RolloutStore, run_id: str) -> tuple[int, int, int]:
@@ -245,7 +253,9 @@ def test_paired_comparison_equals_compare_paired(
     comparison = compare_paired([a[c] for c in sorted(a)], [b[c] for c in sorted(a)])
     d = comparison.difference
     assert row[3:] == [f"{100 * d.value:+.1f}", f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
-                       f"{comparison.p_value:.3g}", str(comparison.tasks), comparison.method]  # fmt: skip
+                       f"{comparison.p_value:.3g}", str(comparison.tasks), comparison.method,
+                       "first is ahead (p < 0.05); tied with second: scripted:random, "
+                       "scripted:write-first"]  # fmt: skip
     assert summaries[second].pass_at_1.value == max(
         s.pass_at_1.value for s in summaries.values() if s.model != "scripted:oracle"
     )
@@ -256,21 +266,30 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
         curves = build_report(store, k=K).curves
         for summary in summaries.values():
             tasks = [(n, passed) for _, n, passed, _ in store.task_counts(summary.run_id)]
+            label = f"{summary.model} @ operations/starter"
             expected = [pass_at_k(tasks, j) for j in range(1, ATTEMPTS + 1)]
-            assert curves[f"{summary.model} @ operations/starter"] == pytest.approx(expected)
+            assert curves["Pass@k"][label] == pytest.approx(expected)
+            assert curves["Pass^k"][label] == pytest.approx([pass_hat_k(tasks, j) for j in range(1, ATTEMPTS + 1)])
 
 
 # -- the validation funnel of generated suites ------------------------------------------------------------------
 
-FUNNEL_TITLE = "Validation funnel (generated cases kept by each validation stage)"
-FUNNEL_HEADER = ["domain", "suite", "generated", "forward-validated", "backward-validated", "final",
-                 "final / generated (%)", "awaiting a human", "rejected", "replay failed"]  # fmt: skip
+FUNNEL_TITLE = GENERATION_TITLE
+FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "generated", "forward-validated",
+                 "backward-validated", "final", "final / generated (%)", "awaiting a human", "rejected",
+                 "replay failed"]  # fmt: skip
+
+
+DOMAIN = load_domain("operations")
+_CHECKS = [len(case.checks) for case in find_suite("operations/starter")[1].cases]
+STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} ± {bootstrap_ci([float(n) for n in _CHECKS]).half_width:.2f}"
 
 
 def expected_funnel_row(counts: dict[str, int]) -> list[str]:
     stages = ("generated", "forward_validated", "backward_validated", "final")
     outcomes = ("awaiting_human", "rejected", "replay_failed")
-    return ["operations", "generated", *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
+    return ["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
+            STARTER_CHECKS, *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
             *(str(counts[o]) if o in counts else "n/a" for o in outcomes)]  # fmt: skip
 
 
@@ -308,7 +327,7 @@ def test_funnel_of_the_suite_a_run_names_and_a_note_once_it_is_gone(tmp_path: Pa
     assert main(["--db", str(db), "--out", str(again), "--k", "1"]) == 0
     markdown = (again / "report.md").read_text(encoding="utf-8")
     assert FUNNEL_TITLE not in markdown and not (again / "figures" / "validation_funnel.png").exists()
-    note = f"Run(s) {run_id}: suite not found, so no validation funnel for it ({folder} is not a suite folder"
+    note = f"Run(s) {run_id}: suite not found, so its size and generation records are unknown ({folder} is not a"
     assert note in markdown and note in (again / "report.html").read_text(encoding="utf-8")
 
 
@@ -320,4 +339,4 @@ def test_an_unreadable_suite_option_is_a_clear_error(
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "manifest.json").write_text("{}")
     assert main(["--db", str(scripted_db), "--out", str(tmp_path), "--suite", str(tmp_path / "bad")]) == 2
-    assert "not a readable suite manifest" in capsys.readouterr().err
+    assert "bad/manifest.json: invalid manifest: name: Field required" in capsys.readouterr().err

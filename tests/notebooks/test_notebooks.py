@@ -1,8 +1,10 @@
 """Both notebooks execute top to bottom against the scripted agents' rollout database (``scripted_db`` in
-``tests/conftest.py``: oracle, no-op, random and write-first through the real runner); any cell error fails."""
+``tests/conftest.py``: oracle, no-op, random and write-first through the real runner); any cell error fails. An
+executed notebook shows its figures (image outputs) and its tables."""
 
 import os
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -11,21 +13,65 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["failure_modes.ipynb", "compare_models.ipynb"])
-def test_notebook_runs_top_to_bottom(name: str, scripted_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MANTRA_DB", str(scripted_db))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH", "")]))
+def execute(name: str, parameters: str = "") -> Any:
+    """The notebook after execution, with ``parameters`` appended to its parameters cell."""
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    if parameters:
+        notebook.cells[1].source += "\n" + parameters
     NotebookClient(
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
     ).execute()
-    outputs = "".join(
-        str(output.get("text", "")) for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
-    )
-    assert f"{scripted_db}: 4 run(s)" in outputs
-    if name == "compare_models.ipynb":
-        assert ", k = 3" in outputs and "Pass@3 (%)" in outputs  # k follows the 3 attempts stored
-        assert "scripted:oracle" in outputs and "operations/starter: scripted:oracle - scripted:" in outputs
-    else:
-        assert "missing_required_call" in outputs and "premature_write_pct" in outputs
+    return notebook
+
+
+def outputs_of(notebook: Any, kind: str) -> list[str]:
+    """Every output's text (streams) or ``kind`` data (``text/plain``, ``image/png``, ...) of the code cells."""
+    found = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if kind == "text" and "text" in output:
+                found.append(str(output["text"]))
+            elif kind in output.get("data", {}):
+                found.append(str(output["data"][kind]))
+    return found
+
+
+@pytest.fixture
+def environment(scripted_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MANTRA_DB", str(scripted_db))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(NOTEBOOKS.parent), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own (inline) backend, as for a user
+    return scripted_db
+
+
+@pytest.mark.slow
+def test_compare_models_shows_tables_and_figures(environment: Path) -> None:
+    notebook = execute("compare_models.ipynb")
+    text = "".join(outputs_of(notebook, "text"))
+    html = "".join(outputs_of(notebook, "text/html"))
+    assert f"{environment}: 4 run(s), k = 3" in text
+    assert "<h2>Leaderboard</h2>" in html and "Pass@3 (%)" in html and "Pass^3 (%)" in html
+    assert "<h2>Pass@1 (%) by domain</h2>" in html and "<td>starter-scripted_oracle</td>" in html
+    assert "operations/starter: scripted:oracle - scripted:" in text
+    assert "no generated suite" in text
+    assert len(outputs_of(notebook, "image/png")) == 1  # the Pass@k / Pass^k curves, displayed inline
+
+
+@pytest.mark.slow
+def test_compare_models_shows_generation_records(environment: Path, tmp_path: Path) -> None:
+    from ..helpers_rollouts import generated_suite
+
+    folder = generated_suite(tmp_path / "generated")
+    notebook = execute("compare_models.ipynb", f"SUITES = [{str(folder)!r}]")
+    html = "".join(outputs_of(notebook, "text/html"))
+    assert "Generated suites (paper Table 2" in html and "Validated cases by round" in html
+
+
+@pytest.mark.slow
+def test_failure_modes_shows_figures_and_drills_into_the_model_and_case(environment: Path) -> None:
+    notebook = execute("failure_modes.ipynb", 'MODEL = "scripted:random"\nCASE = "fig1-case1"')
+    text = "".join(outputs_of(notebook, "text"))
+    assert f"{environment}: 4 run(s)" in text
+    assert "missing_required_call" in text and "premature_write_pct" in text
+    assert "case fig1-case1, attempt " in text and ", model scripted:random: " in text
+    assert len(outputs_of(notebook, "image/png")) == 2  # category bars and premature-write heatmap

@@ -1,0 +1,160 @@
+"""What the report knows about how a generated suite was made (the paper's Table 2 and its validated-by-round
+figure), read from the suite's manifest and its cases' validation records.
+
+A case's first-valid round is its own: the first round of validation after which its latest forward query was
+consistent and every backward query since was consistent, read from its ``validation.history`` (entries carry the
+round they were asked in; a memoized query is not asked again, so a round without entries keeps the state before
+it). The final re-check after the last round counts in that last round, since it checks that round's repairs.
+``ValidationRecord.rounds`` is the rounds its *sample* used, which is not the case's own round.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graders.metrics import Estimate, bootstrap_ci
+from graders.table import Column, Table, count, make_table, percent
+from mantra_env.case import Case, Suite, ValidationRecord
+from mantra_env.domains import Domain
+
+STAGES = ("generated", "forward_validated", "backward_validated", "final")
+"""The generation pipeline's ``stage_counts`` keys, in funnel order."""
+STAGE_LABELS = {
+    "generated": "generated",
+    "forward_validated": "forward-validated",
+    "backward_validated": "backward-validated",
+    "final": "final",
+}
+OUTCOMES = {"awaiting_human": "awaiting a human", "rejected": "rejected", "replay_failed": "replay failed"}
+"""The other ``stage_counts`` keys: where the cases that were not kept went (labels for tables)."""
+ROUNDS = 5
+"""Validation rounds shown (R1..R5, the paper's setting)."""
+
+
+def first_valid_round(record: ValidationRecord, last_round: int = ROUNDS) -> int | None:
+    """The round after which this case was first valid (see the module docstring); None when its history has no
+    round numbers (a hand-written case) or it never was."""
+    forward: str | None = None
+    backward: list[str] = []
+    rounds = sorted({number for entry in record.history if isinstance(number := entry.get("round"), int)})
+    for number in rounds:
+        for entry in record.history:
+            if entry.get("round") != number or "query" not in entry:
+                continue
+            if entry["query"] == "forward":  # a new evaluation: earlier backward results were for other artifacts
+                forward, backward = str(entry.get("status")), []
+            elif entry["query"] == "backward":
+                backward.append(str(entry.get("status")))
+        if forward == "consistent" and backward and all(status == "consistent" for status in backward):
+            return min(number, last_round)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRow:
+    """One generated suite: its domain's size, checks per case, the funnel and each case's first-valid round."""
+
+    domain: str
+    suite: str
+    words: int | None
+    tools: int | None
+    checks_per_case: Estimate
+    counts: tuple[int | None, ...]
+    """Cases left after each of :data:`STAGES` (None: the manifest does not say)."""
+    outcomes: tuple[int | None, ...]
+    """Cases per :data:`OUTCOMES` key (None: the manifest does not say)."""
+    first_rounds: tuple[int | None, ...]
+    """Each final case's first-valid round (None: not recorded)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.domain} / {self.suite}"
+
+    @property
+    def final_share(self) -> float:
+        """Final cases as a fraction of generated ones (NaN when either is missing or nothing was generated)."""
+        generated, final = self.counts[0], self.counts[-1]
+        return final / generated if generated and final is not None else math.nan
+
+    def validated_by_round(self) -> list[int] | None:
+        """Cumulative cases first valid by R1..R5 (None when no case records its rounds)."""
+        if not any(r is not None for r in self.first_rounds):
+            return None
+        return [sum(r is not None and r <= number for r in self.first_rounds) for number in range(1, ROUNDS + 1)]
+
+
+def _count_of(counts: dict[str, int], key: str) -> int | None:
+    value = counts.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None  # read defensively
+
+
+def generation_row(suite: Suite, domain: Domain | None) -> GenerationRow | None:
+    """The suite's Table 2 row, or None for a suite without generation records (hand-written)."""
+    manifest = suite.manifest
+    if STAGES[0] not in manifest.stage_counts:
+        return None
+    name = manifest.name if manifest.version == 0 else f"{manifest.name} v{manifest.version}"
+    return GenerationRow(
+        domain=manifest.domain,
+        suite=name,
+        words=len(domain.manual.split()) if domain is not None else None,
+        tools=len(domain.tool_specs()) if domain is not None else None,
+        checks_per_case=bootstrap_ci([float(len(case.checks)) for case in suite.cases]),
+        counts=tuple(_count_of(manifest.stage_counts, stage) for stage in STAGES),
+        outcomes=tuple(_count_of(manifest.stage_counts, outcome) for outcome in OUTCOMES),
+        first_rounds=tuple(first_valid_round(case.validation) for case in _final(suite.cases)),
+    )
+
+
+def _final(cases: Sequence[Case]) -> list[Case]:
+    return [case for case in cases if case.validation.status == "validated"]
+
+
+def _mean_ci(estimate: Estimate) -> str:
+    return "n/a" if math.isnan(estimate.value) else f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+
+
+def _stage(position: int) -> Column[GenerationRow]:
+    return Column(STAGE_LABELS[STAGES[position]], lambda row: row.counts[position], count)
+
+
+def _outcome(position: int, label: str) -> Column[GenerationRow]:
+    return Column(label, lambda row: row.outcomes[position], count)
+
+
+GENERATION_COLUMNS: list[Column[GenerationRow]] = [
+    Column("domain", lambda row: row.domain),
+    Column("suite", lambda row: row.suite),
+    Column("words", lambda row: row.words, count),
+    Column("tools", lambda row: row.tools, count),
+    Column("checks / case (mean ± 95%)", lambda row: row.checks_per_case, _mean_ci),
+    *(_stage(position) for position in range(len(STAGES))),
+    Column("final / generated (%)", lambda row: row.final_share, percent),
+    *(_outcome(position, label) for position, label in enumerate(OUTCOMES.values())),
+]
+
+GENERATION_TITLE = "Generated suites (paper Table 2: input size, checks per case, cases kept by each stage)"
+
+
+def generation_table(rows: Sequence[GenerationRow]) -> Table:
+    return make_table(GENERATION_TITLE, GENERATION_COLUMNS, rows)
+
+
+def rounds_table(rows: Sequence[GenerationRow]) -> Table:
+    """Cumulative validated cases by round, absolute and as % of generated, for suites that record rounds."""
+
+    def by_round(position: int) -> Column[GenerationRow]:
+        def cell(row: GenerationRow) -> str:
+            counts, generated = row.validated_by_round(), row.counts[0]
+            if counts is None:
+                return "n/a"
+            share = f" ({percent(counts[position] / generated)}%)" if generated else ""
+            return f"{counts[position]}{share}"
+
+        return Column(f"R{position + 1}", cell)
+
+    columns = [Column[GenerationRow]("domain / suite", lambda row: row.label), *map(by_round, range(ROUNDS))]
+    title = "Validated cases by round (cumulative; % of generated), from each case's own first-valid round"
+    return make_table(title, columns, rows)
