@@ -233,6 +233,7 @@ class Pipeline:
                 made = await generate_scenarios(
                     self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
                     self.domain, self.config.sampling.scenarios_per_sample, bindings,
+                    seed=self.config.sampling.seed, database_chars=self.config.sampling.database_chars,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("scenarios of %s: %s", sample.id, error)
