@@ -360,7 +360,7 @@ class Pipeline:
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
-        self.run.write_json("export/replay_failures.json", failures)
+        self.run.write_json("export/screened_out.json", failures)
         return suite, folder
 
     async def run_all(self) -> PipelineResult:

@@ -68,12 +68,16 @@ def test_manual_to_exported_suite(finished: tuple[PipelineResult, list[str]]) ->
         "generated": 3,
         "forward_validated": 3,
         "backward_validated": 3,
-        "final": 3,
+        "final": 2,
         "awaiting_human": 0,
         "rejected": 0,
-        "replay_failed": 0,
+        "replay_failed": 1,
+        "trivially_passed": 0,
     }
-    assert [case.id for case in suite.cases] == ["ops-mini-s000-1", "ops-mini-s000-2", "ops-mini-s000-3"]
+    # s000-3 validates, but the oracle's plan calls set_delivery_options before check_inventory (issue 14.7): a
+    # premature write, so the screen keeps it out until the oracle's plans read first
+    assert suite.manifest.screening == {"oracle_premature_write": 1}
+    assert [case.id for case in suite.cases] == ["ops-mini-s000-1", "ops-mini-s000-2"]
     domain = load_domain("operations")
     tools = domain.tool_specs()
     env = MantraEnv(suite, domain)
