@@ -43,6 +43,12 @@ World-model DSL (S-expressions):
   variables that the final state of a compliant run satisfies."""
 
 
+ARGUMENT_SENSITIVE = """\
+Effects must depend on the arguments: a write's postcondition records progress only when the call names the \
+scenario's record, e.g. (= (next cancelled) (or cancelled (= (param oid) order_id))), never (= (next cancelled) \
+true). A model whose effects ignore which record a call names lets a call on the wrong order reach the goal, so \
+an audit of the rules would find every rule that names the scenario's order needless."""
+
 SINGLE_TURN = """\
 Episodes are single-turn: the agent reads the scenario prompt once and works with the tools alone; nobody answers \
 its questions. A rule that needs a live customer (an explicit confirmation, identity details, what the customer \
@@ -162,7 +168,7 @@ def full_pass(excerpt: str, tools: Sequence[ToolSpec], scenarios_text: str, decl
             "model: the declarations given (extend them if needed) and one transition per relevant tool, whose "
             "preconditions carry the excerpt's ordering and branch rules and whose postconditions record progress "
             "for calls with the scenario's arguments. Give `initial` values for the model's own variables and, "
-            "per scenario id, the goal a compliant run reaches.\n\n" + DSL_LANGUAGE,
+            "per scenario id, the goal a compliant run reaches.\n\n" + ARGUMENT_SENSITIVE + "\n\n" + DSL_LANGUAGE,
         },
         {
             "role": "user",

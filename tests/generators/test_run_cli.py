@@ -26,7 +26,8 @@ def test_run_stop_and_resume(
     assert "stage graph done" in captured.err and (run_dir / "config.yaml").exists()
     assert main(["--resume", str(run_dir)]) == 0  # the run's own copy of the config
     out = capsys.readouterr().out
-    assert "funnel: generated 3, forward_validated 3, backward_validated 3, final 3" in out
+    assert "funnel: generated 3, forward_validated 3, backward_validated 3, final 2" in out
+    assert "screened out: oracle_premature_write 1" in out
     assert f"suite: {run_dir / 'export' / 'suite'}" in out
     assert "LLM: 13 requests, 0 cache hits" in out  # the 6 graph requests were not repeated
     assert (run_dir / "session.log").read_text().count("attempt 0 unusable") == 2
