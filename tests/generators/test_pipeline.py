@@ -237,3 +237,17 @@ def test_from_stage_recomputes_from_the_cache(
     assert result.usage["conflict_resolution"].cache_hits == 1
     assert result.suite is not None and reference.suite is not None
     assert result.suite.model_dump() == reference.suite.model_dump()
+
+
+def test_regenerating_the_suite_gives_the_same_bytes(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]]
+) -> None:
+    reference, _ = finished
+    result = run_pipeline(load_config(FIXTURE / "config.yaml"), tmp_path / "elsewhere" / "run")
+    assert result.suite_dir is not None and reference.suite_dir is not None
+    for name in ("suite.jsonl", "manifest.json"):
+        exported = (result.suite_dir / name).read_bytes()
+        assert exported == (reference.suite_dir / name).read_bytes(), name
+        # nothing of the run's place or time: the two run directories differ, the exported bytes do not
+        assert str(tmp_path).encode() not in exported and str(reference.run_dir).encode() not in exported
+    assert b'"run_id":null' in (result.suite_dir / "suite.jsonl").read_bytes()
