@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.userfiles import load_yaml, read_text
@@ -131,6 +132,9 @@ class ChunkingSettings(_Strict):
 class GenerationSampling(SamplingSettings):
     max_parallel_samples: int = Field(default=3, ge=1)
     scenarios_per_sample: int = Field(default=4, ge=1)
+    database_chars: int = Field(
+        default=DEFAULT_BUDGET_CHARS, ge=200, description="Budget of the database records a scenario writer sees."
+    )
 
 
 class ValidationSettings(_Strict):

@@ -1,9 +1,12 @@
 """Stage ``export``: the validated scenarios become a suite (``suite.jsonl`` + ``manifest.json``).
 
-A case is exported only if it was validated forward and backward and the oracle agent, replaying its compliant
-SMT witness in the gymnasium environment, passes every check; the manifest's ``stage_counts`` give the funnel
-(paper Table 2): ``generated``, ``forward_validated``, ``backward_validated``, ``final``, plus how many ended
-``awaiting_human`` or ``rejected`` and how many failed the replay.
+A case is exported only if it was validated forward and backward and passes the screen
+(:mod:`generators.screening`): the oracle agent, replaying its compliant SMT witness in the gymnasium
+environment, passes every check with no tool error and no premature write, and no trivial agent passes it. The
+manifest's ``stage_counts`` give the funnel (paper Table 2): ``generated``, ``forward_validated``,
+``backward_validated``, ``final``, plus how many ended ``awaiting_human`` or ``rejected``, how many the oracle
+does not pass cleanly (``replay_failed``) and how many a trivial agent passes (``trivially_passed``);
+``screening`` counts the screened-out cases by reason.
 
 The world model's own initial values (its progress variables) are stored with the scenario's internal
 variables, as in the hand-written suites: the case's valuation is the complete initial state it is solved from.
@@ -11,17 +14,16 @@ variables, as in the hand-written suites: the case's valuation is the complete i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from agents.base import play
-from agents.scripted import OracleError, OraclePolicy
 from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
+from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
 from mantra_env.case import Case, Provenance, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
-from mantra_env.errors import MantraError
 from mantra_env.worldmodel import format_model, parse_model
 
 GENERATOR_VERSION = "mantra-env generators 1"
@@ -65,23 +67,6 @@ def build_case(
     )
 
 
-def replay_failures(suite: Suite, domain: Domain) -> dict[str, str]:
-    """Case id → why the oracle does not pass it in the environment (empty: every case replays)."""
-    failures: dict[str, str] = {}
-    env = MantraEnv(suite, domain)
-    for case in suite.cases:
-        try:
-            result = play(env, OraclePolicy(), case.id)
-        except (OracleError, MantraError) as error:
-            failures[case.id] = str(error)
-            continue
-        verdict = result["verdict"]
-        if verdict is None or not verdict.passed:
-            failed = [c.check_id for c in verdict.checks if not c.passed] if verdict else []
-            failures[case.id] = f"the oracle's replay fails check(s) {', '.join(failed)}"
-    return failures
-
-
 def export_suite(
     name: str,
     domain: Domain,
@@ -90,14 +75,17 @@ def export_suite(
     candidates: Sequence[Case],
     validations: Mapping[str, SampleValidation],
 ) -> tuple[Suite, dict[str, str]]:
-    """The suite of the candidates the oracle replays, with the funnel counts; and the replay failures."""
+    """The suite of the candidates that pass the screen (:mod:`generators.screening`), with the funnel counts and
+    the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out."""
     outcomes = [o for v in validations.values() for o in v.outcomes]
     draft_suite = Suite(
         manifest=SuiteManifest(name=name, domain=domain.name, version=version, case_count=len(candidates)),
         cases=list(candidates),
     )
-    failures = replay_failures(draft_suite, domain) if candidates else {}
-    cases = [case for case in candidates if case.id not in failures]
+    env = MantraEnv(draft_suite, domain)
+    screened = {case.id: found for case in candidates if (found := screen_case(env, case.id)) is not None}
+    reasons = Counter(reason for reason, _ in screened.values())
+    cases = [case for case in candidates if case.id not in screened]
     counts = {
         "generated": len(outcomes),
         "forward_validated": sum(o.forward == "consistent" for o in outcomes),
@@ -105,7 +93,8 @@ def export_suite(
         "final": len(cases),
         "awaiting_human": sum(o.status == "awaiting_human" for o in outcomes),
         "rejected": sum(o.status == "rejected" for o in outcomes),
-        "replay_failed": len(failures),
+        "replay_failed": sum(reasons[reason] for reason in ORACLE_REASONS),
+        "trivially_passed": sum(n for reason, n in reasons.items() if reason not in ORACLE_REASONS),
     }
     manifest = SuiteManifest(
         name=name,
@@ -114,5 +103,7 @@ def export_suite(
         description=description or f"Generated by the MANTRA pipeline from the {domain.name} manual.",
         case_count=len(cases),
         stage_counts=counts,
+        screening=dict(sorted(reasons.items())),
     )
-    return Suite(manifest=manifest, cases=cases), failures
+    why = {case_id: f"{reason}: {detail}" for case_id, (reason, detail) in screened.items()}
+    return Suite(manifest=manifest, cases=cases), why

@@ -233,6 +233,7 @@ class Pipeline:
                 made = await generate_scenarios(
                     self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
                     self.domain, self.config.sampling.scenarios_per_sample, bindings,
+                    seed=self.config.sampling.seed, database_chars=self.config.sampling.database_chars,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("scenarios of %s: %s", sample.id, error)
@@ -359,7 +360,7 @@ class Pipeline:
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
-        self.run.write_json("export/replay_failures.json", failures)
+        self.run.write_json("export/screened_out.json", failures)
         return suite, folder
 
     async def run_all(self) -> PipelineResult:

@@ -43,6 +43,20 @@ World-model DSL (S-expressions):
   variables that the final state of a compliant run satisfies."""
 
 
+ARGUMENT_SENSITIVE = """\
+Effects must depend on the arguments: a write's postcondition records progress only when the call names the \
+scenario's record, e.g. (= (next cancelled) (or cancelled (= (param oid) order_id))), never (= (next cancelled) \
+true). A model whose effects ignore which record a call names lets a call on the wrong order reach the goal, so \
+an audit of the rules would find every rule that names the scenario's order needless."""
+
+SINGLE_TURN = """\
+Episodes are single-turn: the agent reads the scenario prompt once and works with the tools alone; nobody answers \
+its questions. A rule that needs a live customer (an explicit confirmation, identity details, what the customer \
+reports or chooses) is satisfied by what the prompt states: write those statements into the prompt (e.g. "I \
+confirm the cancellation", the customer's email and zip code, the reason they give) and record them as internal \
+variables. Never assume a tool for the purpose (no confirm or ask-the-customer tool): only the listed tools exist."""
+
+
 def tool_block(tools: Sequence[ToolSpec]) -> str:
     """The tools as the prompts show them: name, kind, description and parameters."""
     lines = []
@@ -102,11 +116,14 @@ def scenarios(
             "tools (they must be true in the database, or made true by `database_patch`); `internal` ones are "
             "facts not in the database, and each must be stated in the prompt. Also give `argument_bindings`: "
             "the argument values a compliant agent would pass for free-form arguments (addresses, ids). Vary "
-            "which branch of the procedure each scenario takes.",
+            "which branch of the procedure each scenario takes, and use the records given (different samples "
+            "see different records). " + SINGLE_TURN,
         },
         {
             "role": "user",
-            "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nDatabase (excerpt):\n{database}"
+            "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\n"
+            f"Database records (a selection; each line is `collection.key: record`, and database_patch paths start "
+            f"with the same `collection.key`):\n{database}"
             + (f"\n\nScenario variable conventions:\n{bindings}" if bindings else "")
             + (f"\n\nScenarios already written for other excerpts (do not repeat):{avoid}" if existing else ""),
         },
@@ -151,7 +168,7 @@ def full_pass(excerpt: str, tools: Sequence[ToolSpec], scenarios_text: str, decl
             "model: the declarations given (extend them if needed) and one transition per relevant tool, whose "
             "preconditions carry the excerpt's ordering and branch rules and whose postconditions record progress "
             "for calls with the scenario's arguments. Give `initial` values for the model's own variables and, "
-            "per scenario id, the goal a compliant run reaches.\n\n" + DSL_LANGUAGE,
+            "per scenario id, the goal a compliant run reaches.\n\n" + ARGUMENT_SENSITIVE + "\n\n" + DSL_LANGUAGE,
         },
         {
             "role": "user",

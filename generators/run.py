@@ -122,6 +122,9 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     counts = result.suite.manifest.stage_counts
     print("funnel: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
+    if result.suite.manifest.screening:
+        screened = result.suite.manifest.screening
+        print("screened out: " + ", ".join(f"{reason} {count}" for reason, count in screened.items()))
     print(f"suite: {result.suite_dir}")
     return 0
 

@@ -11,16 +11,9 @@ from pydantic import PrivateAttr
 from generators import prompts
 from generators.artifacts import Scenario, ScenarioBatch
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from generators.records import DEFAULT_BUDGET_CHARS, database_view
 from mantra_env.domains import Domain, DomainError, load_domain
 from mantra_env.tools import ToolSpec, call_problem
-
-DATABASE_EXCERPT_CHARS = 3_000  # fits an 8k-context local model beside the excerpt, the tools and the schema
-
-
-def database_excerpt(domain: Domain) -> str:
-    """The domain's base database as compact JSON, cut at a size a prompt can hold."""
-    text = json.dumps(domain.base_data, separators=(",", ":"), ensure_ascii=False)
-    return text if len(text) <= DATABASE_EXCERPT_CHARS else text[:DATABASE_EXCERPT_CHARS] + " ...(cut)"
 
 
 class ScenarioCheck(AnswerCheck[ScenarioBatch]):
@@ -74,10 +67,14 @@ async def generate_scenarios(
     count: int,
     bindings: str = "",
     existing: Sequence[str] = (),
+    seed: int = 0,
+    database_chars: int = DEFAULT_BUDGET_CHARS,
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
-    database and argument bindings checked against the tool schemas before they are accepted)."""
-    messages = prompts.scenarios(excerpt, tools, count, database_excerpt(domain), bindings, existing)
+    database and argument bindings checked against the tool schemas before they are accepted). The writer sees
+    the records of :func:`generators.records.database_view` for ``seed`` and the sample."""
+    database = database_view(domain.base_data, tools, excerpt, seed, sample_id, database_chars)
+    messages = prompts.scenarios(excerpt, tools, count, database, bindings, existing)
     check = ScenarioCheck(domain=domain.name, tools=list(tools), count=count)
     check._domain = domain
     batch = await client.generate("scenario_generation", sample_id, messages, check)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from generators import prompts
 from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
 from generators.config import ValidationSettings
 from generators.exchange import gather_all
+from generators.lints import ignored_pins
 from generators.llm import AnswerCheck, LLMClient
 from generators.scenarios import scenario_text
 from generators.worldgen import initial_state, with_goal
@@ -45,6 +47,8 @@ from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_model, parse_model
 from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
+
+log = logging.getLogger("mantra.generators.validation")
 
 
 class RepairCheck(AnswerCheck[Repair]):
@@ -252,6 +256,9 @@ class _Loop:
         self.rounds_used = self.round
         self.round += 1  # the final evaluation (its queries are usually memoized)
         outcomes = [await self.outcome(s.id) for s in self.data.scenarios]
+        warnings = ignored_pins(self.model, {o.scenario_id: o.checks for o in outcomes if o.status != "rejected"})
+        for lint in warnings:
+            log.warning("validation of %s: %s", self.data.sample_id, lint.render())
         return SampleValidation(
             sample_id=self.data.sample_id,
             model=format_model(self.model),
@@ -260,6 +267,7 @@ class _Loop:
             locks=sorted(self.locks),
             outcomes=outcomes,
             history=self.history,
+            warnings=warnings,
         )
 
     async def forward_phase(self) -> bool:

@@ -10,16 +10,20 @@ LLM in the repair loop.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
 from generators import prompts
 from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
+from generators.lints import insensitive_writes
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import DslError, WorldModel, check_model, format_model, parse_expr, parse_model
+
+log = logging.getLogger("mantra.generators.worldgen")
 
 
 def with_goal(model: WorldModel, goal: Sequence[str]) -> WorldModel:
@@ -135,12 +139,16 @@ async def generate_world_model(
         prompts.full_pass(excerpt, tools, listing, schema.declarations),
         FullPassCheck(tools=list(tools), scenario_ids=ids),
     )
+    warnings = insensitive_writes(parse_model(full.model), tools)
+    for lint in warnings:
+        log.warning("world model of %s: %s", sample_id, lint.render())
     return WorldModelArtifact(
         sample_id=sample_id,
         schema_prepass=schema,
         model=full.model,
         initial={**schema.initial, **full.initial},
         goals=full.goals,
+        warnings=warnings,
     )
 
 

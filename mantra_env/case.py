@@ -156,6 +156,11 @@ class SuiteManifest(BaseModel):
         default_factory=dict,
         description="Per-stage counts: generated, forward_validated, backward_validated, final.",
     )
+    screening: dict[str, int] = Field(
+        default_factory=dict,
+        description="Validated cases not exported, by screening reason (oracle_fails, oracle_tool_errors, "
+        "oracle_premature_write, oracle_error, passed_by_noop, passed_by_random, passed_by_write_first).",
+    )
 
 
 class Suite(BaseModel):

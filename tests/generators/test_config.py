@@ -13,6 +13,7 @@ from generators.config import ConfigError, load_config, parse_config
 
 PAPER_CONFIG = Path(__file__).parent / "fixtures" / "paper-example-config.yaml"
 SHIPPED = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
+RETAIL = SHIPPED.parents[1] / "retail" / "generation.yaml"
 
 
 def _paper_config() -> str:
@@ -85,6 +86,17 @@ def test_shipped_example_config_loads() -> None:
     assert config.document_path.name == "manual.md" and config.document_path.is_file()
     assert config.env_bindings.path is not None and config.env_bindings.path.is_file()
     assert config.llm.default_model == "role:generator" and config.llm.judge_model == "role:judge"
+
+
+def test_retail_config_has_the_papers_settings_and_answers_through_files() -> None:
+    config = load_config(RETAIL, env={})
+    assert config.domain == "retail" and config.document_path == RETAIL.parent / "manual.md"
+    assert config.env_bindings.path == RETAIL.parent / "bindings.yaml" and config.env_bindings.path.is_file()
+    assert config.sampling.strategy == "coverage_islands" and config.sampling.scenarios_per_sample == 4
+    assert config.validation.z3_trace_bound == 16 and config.validation.n_rounds == 5
+    assert config.llm.default_model == config.llm.judge_model == "exchange/exchange"
+    other = load_config(RETAIL, env={"MANTRA_GENERATOR_MODEL": "exchange/writers", "MANTRA_JUDGE_MODEL": "qwen"})
+    assert (other.llm.default_model, other.llm.judge_model) == ("exchange/writers", "qwen")
 
 
 def test_tool_sources(tmp_path: Path) -> None:

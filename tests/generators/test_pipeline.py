@@ -72,7 +72,11 @@ def test_manual_to_exported_suite(finished: tuple[PipelineResult, list[str]]) ->
         "awaiting_human": 0,
         "rejected": 0,
         "replay_failed": 0,
+        "trivially_passed": 0,
     }
+    # the oracle's canonical plan reads first, so s000-3 (which allows set_delivery_options before
+    # check_inventory) passes the premature-write screen
+    assert not suite.manifest.screening
     assert [case.id for case in suite.cases] == ["ops-mini-s000-1", "ops-mini-s000-2", "ops-mini-s000-3"]
     domain = load_domain("operations")
     tools = domain.tool_specs()
@@ -233,3 +237,17 @@ def test_from_stage_recomputes_from_the_cache(
     assert result.usage["conflict_resolution"].cache_hits == 1
     assert result.suite is not None and reference.suite is not None
     assert result.suite.model_dump() == reference.suite.model_dump()
+
+
+def test_regenerating_the_suite_gives_the_same_bytes(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]]
+) -> None:
+    reference, _ = finished
+    result = run_pipeline(load_config(FIXTURE / "config.yaml"), tmp_path / "elsewhere" / "run")
+    assert result.suite_dir is not None and reference.suite_dir is not None
+    for name in ("suite.jsonl", "manifest.json"):
+        exported = (result.suite_dir / name).read_bytes()
+        assert exported == (reference.suite_dir / name).read_bytes(), name
+        # nothing of the run's place or time: the two run directories differ, the exported bytes do not
+        assert str(tmp_path).encode() not in exported and str(reference.run_dir).encode() not in exported
+    assert b'"run_id":null' in (result.suite_dir / "suite.jsonl").read_bytes()

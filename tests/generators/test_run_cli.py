@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from generators.run import main
+from generators.config import load_config
+from generators.document import chunk_document
+from generators.exchange import ExchangeDir
+from generators.run import PENDING_EXIT, main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
+RETAIL = Path(__file__).parents[2] / "mantra_env" / "domains" / "retail" / "generation.yaml"
 
 
 @pytest.mark.slow
@@ -27,6 +31,7 @@ def test_run_stop_and_resume(
     assert main(["--resume", str(run_dir)]) == 0  # the run's own copy of the config
     out = capsys.readouterr().out
     assert "funnel: generated 3, forward_validated 3, backward_validated 3, final 3" in out
+    assert "screened out" not in out  # every validated case passes the screen
     assert f"suite: {run_dir / 'export' / 'suite'}" in out
     assert "LLM: 13 requests, 0 cache hits" in out  # the 6 graph requests were not repeated
     assert (run_dir / "session.log").read_text().count("attempt 0 unusable") == 2
@@ -44,3 +49,20 @@ def test_bad_input_is_one_line(args: list[str], message: str, capsys: pytest.Cap
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+@pytest.mark.slow  # importing litellm dominates
+def test_retail_run_writes_its_first_wave_and_exits_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MANTRA_RUNS", str(tmp_path))
+    monkeypatch.delenv("MANTRA_GENERATOR_MODEL", raising=False)
+    monkeypatch.delenv("MANTRA_JUDGE_MODEL", raising=False)
+    assert main(["--config", str(RETAIL)]) == PENDING_EXIT
+    (run_dir,) = tmp_path.iterdir()
+    config = load_config(RETAIL, env={})
+    manual = config.document_path.read_text(encoding="utf-8")
+    chunks = chunk_document(manual, config.chunking.max_chunk_tokens).nodes
+    waiting = ExchangeDir(run_dir / "exchange").unanswered()
+    assert waiting == sorted(f"document_extraction/{node.id}#0" for node in chunks)  # one per chunk, at once
+    assert f"{len(waiting)} requests pending in {run_dir / 'exchange'}" in capsys.readouterr().out

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from generators.artifacts import Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
-from generators.config import GenerationConfig, parse_config
+from generators.artifacts import Repair, Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
+from generators.config import GenerationConfig, ValidationSettings, parse_config
 from generators.exchange import AnswerPending, ExchangeDir
-from generators.llm import LLMClient
+from generators.llm import AnswerCheck, LLMClient
 from generators.replay import PROVIDER
 from generators.validation import SampleInput, validate_sample
 from mantra_env.case import CaseCheck
@@ -123,3 +123,37 @@ def test_the_judges_of_different_scenarios_are_asked_together(tmp_path: Path) ->
     with pytest.raises(AnswerPending) as second:
         asyncio.run(validate_sample(client, data, config.validation))
     assert second.value.keys == ["locus_reassessment/t-1/r1#0", "locus_reassessment/t-2/r1#0"]  # in one round
+
+
+class UndecidedJudge:
+    """A client whose judges never decide (locus none): the rounds end at once, the artifacts stay as given."""
+
+    config = parse_config("document_path: m.md\ndomain: operations\n", "cfg", Path("."))
+
+    async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+        return answer.check(Repair(locus="none", reason="cannot tell"))
+
+
+def test_validation_warns_when_a_postcondition_ignores_what_the_checks_pin() -> None:
+    full = RECORDED["smt_full_pass/s000#1"]
+    schema = WorldModelSchema.model_validate(RECORDED["smt_schema_prepass/s000#0"])
+    world = WorldModelArtifact(sample_id="t", schema_prepass=schema, model=full["model"], initial=schema.initial,
+                               goals={f"t-{n}": goal for n, goal in enumerate(full["goals"].values(), 1)})  # fmt: skip
+    address = _scenarios()[2].draft.argument_bindings["set_delivery_options"]["address"]
+    pinned = CaseCheck(
+        id="delivery",
+        check=f'CALL set_delivery_options(item_id="HWL1121", address="{address}", delivery_window="business_hours")',
+    )
+    data = SampleInput(
+        sample_id="t",
+        excerpt="(excerpt)",
+        tools=load_domain("operations").tool_specs(),
+        scenarios=_scenarios()[2:],
+        checks={"t-3": [pinned]},
+        world=world,
+    )
+    result = asyncio.run(validate_sample(UndecidedJudge(), data, ValidationSettings(n_rounds=1)))  # type: ignore[arg-type]
+    assert [(lint.code, lint.place.split(" (line")[0]) for lint in result.warnings] == [
+        ("pinned_argument_ignored", "t-3: transition set_delivery_options")
+    ]
+    assert result.warnings[0].message.startswith("the checks pin address of set_delivery_options")

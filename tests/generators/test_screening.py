@@ -1,0 +1,89 @@
+"""The export screen (generators/screening.py): the oracle passes cleanly, trivial agents fail; planted cases that a
+trivial agent passes, or that the oracle cannot pass, are kept out and counted by reason.
+
+The ops-mini end-to-end run (tests/generators/test_pipeline.py) shows the screen on a generated case whose oracle
+writes before it reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from generators.export import export_suite
+from generators.screening import premature_write, screen_case
+from mantra_env.case import Case, Suite, SuiteManifest
+from mantra_env.domains import Domain, find_suite
+from mantra_env.env import MantraEnv
+from mantra_env.trace import ToolCall, ToolKind, Trace
+
+
+@pytest.fixture(scope="module")
+def starter() -> tuple[Domain, Case]:
+    domain, suite = find_suite("operations")
+    assert domain is not None
+    return domain, suite.case("fig1-case1")
+
+
+def _planted(case: Case, name: str, keep: set[str], extra: Sequence[dict[str, Any]] = ()) -> Case:
+    data = case.model_dump(mode="json")
+    data["id"] = f"{case.id}-{name}"
+    data["checks"] = [c for c in data["checks"] if c["id"] in keep] + list(extra)
+    return Case.model_validate(data)
+
+
+def _screen(domain: Domain, *cases: Case) -> dict[str, tuple[str, str] | None]:
+    suite = Suite(manifest=SuiteManifest(name="planted", domain=domain.name, case_count=len(cases)), cases=list(cases))
+    env = MantraEnv(suite, domain)
+    return {case.id: screen_case(env, case.id) for case in cases}
+
+
+def test_a_sound_case_passes_the_screen(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    assert _screen(domain, case) == {case.id: None}
+
+
+def test_a_case_the_noop_agent_passes_is_screened_out(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    planted = _planted(case, "noop", {"no_po"})  # only a forbidden call: doing nothing complies
+    found = _screen(domain, planted)[planted.id]
+    assert found is not None and found[0] == "passed_by_noop"
+
+
+def test_a_case_without_its_ordering_is_passed_by_write_first(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    planted = _planted(case, "unordered", {"inventory", "picker", "no_po"})  # the PRECEDES check removed
+    found = _screen(domain, planted)[planted.id]
+    assert found is not None and found[0] == "passed_by_write_first"
+
+
+def test_a_case_the_oracle_cannot_solve_is_screened_out(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    contradiction = {"id": "never", "check": {"op": "no_call", "tool": "check_inventory", "args": {}}}
+    planted = _planted(case, "contradiction", {c.id for c in case.checks}, [contradiction])
+    found = _screen(domain, planted)[planted.id]
+    assert found is not None and found[0] == "oracle_error"
+
+
+def test_export_counts_screened_cases_by_reason(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    noop = _planted(case, "noop", {"no_po"})
+    unordered = _planted(case, "unordered", {"inventory", "picker", "no_po"})
+    suite, why = export_suite("planted", domain, 0, "", [case, noop, unordered], {})
+    assert [c.id for c in suite.cases] == [case.id]
+    assert suite.manifest.screening == {"passed_by_noop": 1, "passed_by_write_first": 1}
+    assert suite.manifest.stage_counts["final"] == 1
+    assert suite.manifest.stage_counts["trivially_passed"] == 2
+    assert suite.manifest.stage_counts["replay_failed"] == 0
+    assert why[noop.id].startswith("passed_by_noop: ")
+
+
+def test_premature_write_is_a_write_before_the_first_read() -> None:
+    def trace(*kinds: ToolKind) -> Trace:
+        return Trace(calls=tuple(ToolCall(step=i, tool=f"t{i}", kind=k) for i, k in enumerate(kinds)))
+
+    assert premature_write(trace("write", "read"))
+    assert not premature_write(trace("read", "write"))
+    assert not premature_write(trace())
+    assert premature_write(trace("write"))
