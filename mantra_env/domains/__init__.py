@@ -107,6 +107,22 @@ class Domain:
             raise DomainError(f"suite {suite.manifest.name!r} does not fit domain {self.name!r}:\n  {shown}{more}")
         _CHECKED_SUITES[key] = suite
 
+    @classmethod
+    def from_folder(
+        cls, folder: Path, name: str, toolkit: Callable[[Any], Toolkit], database_model: type[BaseModel]
+    ) -> Domain:
+        """The domain laid out in ``folder``: ``manual.md``, ``db.json`` and ``suites/<suite>/`` (each suite a
+        folder with a ``manifest.json``)."""
+        suites = sorted((folder / "suites").glob("*"))
+        return cls(
+            name=name,
+            manual=(folder / "manual.md").read_text(encoding="utf-8"),
+            toolkit=toolkit,
+            database_model=database_model,
+            base_data=load_json(folder / "db.json"),
+            suite_dirs={path.name: path for path in suites if (path / "manifest.json").exists()},
+        )
+
     def tool_specs(self) -> list[ToolSpec]:
         """The domain's tools as agents see them (derived from the toolkit's code)."""
         return self.toolkit(self.fresh_database()).tool_specs()

@@ -8,19 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mantra_env.domains import Domain, load_json
+from mantra_env.domains import Domain
 from mantra_env.domains.retail.database import RetailDatabase
 from mantra_env.domains.retail.tools import RetailToolkit
 
-HERE = Path(__file__).parent
-
-DOMAIN = Domain(
-    name="retail",
-    manual=(HERE / "manual.md").read_text(encoding="utf-8"),
-    toolkit=RetailToolkit,
-    database_model=RetailDatabase,
-    base_data=load_json(HERE / "db.json"),
-    suite_dirs={path.name: path for path in sorted((HERE / "suites").glob("*")) if (path / "manifest.json").exists()},
-)
+DOMAIN = Domain.from_folder(Path(__file__).parent, "retail", RetailToolkit, RetailDatabase)
 
 __all__ = ["DOMAIN", "RetailDatabase", "RetailToolkit"]
