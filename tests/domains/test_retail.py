@@ -19,7 +19,13 @@ from mantra_env.domains.__main__ import main as export_main
 from mantra_env.domains.retail import make_db
 from mantra_env.domains.retail.database import RetailDatabase
 from mantra_env.domains.retail.tools import RetailToolkit
-from tests.domains.helpers_toolkit import ok, refused, tables
+from tests.domains.helpers_toolkit import (
+    assert_a_reset_gives_the_base_back,
+    assert_manual_names_its_tools,
+    ok,
+    refused,
+    tables,
+)
 
 DOMAIN = load_domain("retail")
 BASE: dict[str, Any] = DOMAIN.base_data
@@ -142,9 +148,7 @@ def test_the_manual_is_long_and_has_every_section() -> None:
         "Transfer to a human agent",
         "What the agent never does",
     } <= headings
-    for name, kind in DOMAIN.episode_constants.kinds.items():
-        if kind == "write" or name.startswith("find_"):
-            assert f"`{name}`" in manual, f"the manual never names {name}"
+    assert_manual_names_its_tools(DOMAIN)
 
 
 def test_tools_kinds_and_list_parameters() -> None:
@@ -706,11 +710,7 @@ def test_every_tool_then_a_reset_gives_the_base_database_back() -> None:
     for tool, args in calls:  # all in one episode (later writes on the same orders are refused: states moved on)
         toolkit.execute(tool, args)
     assert set(view(toolkit).changes()) == {"users", "orders"}  # the episode did change its view
-    after_reset = DOMAIN.fresh_database()
-    assert isinstance(after_reset, RetailDatabase) and after_reset.changes() == {}
-    assert json.dumps(after_reset.dump(), sort_keys=True) == BASE_TEXT
-    base = DOMAIN._overlay_base
-    assert base is not None and json.dumps(base.dump(), sort_keys=True) == BASE_TEXT
+    assert_a_reset_gives_the_base_back(DOMAIN)
 
 
 CALLS = every_call()

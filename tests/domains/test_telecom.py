@@ -20,7 +20,14 @@ from mantra_env.domains.__main__ import main as export_main
 from mantra_env.domains.telecom import make_db
 from mantra_env.domains.telecom.database import TODAY, TelecomDatabase
 from mantra_env.domains.telecom.tools import TelecomToolkit
-from tests.domains.helpers_toolkit import changed_records, ok, refused, tables
+from tests.domains.helpers_toolkit import (
+    assert_a_reset_gives_the_base_back,
+    assert_manual_names_its_tools,
+    changed_records,
+    ok,
+    refused,
+    tables,
+)
 
 DOMAIN = load_domain("telecom")
 BASE: dict[str, Any] = DOMAIN.base_data
@@ -164,9 +171,7 @@ def test_the_manual_is_the_longest_and_has_every_section() -> None:
         "Transfer to a human agent",
         "What the agent never does",
     } <= headings
-    for name, kind in DOMAIN.episode_constants.kinds.items():
-        if kind == "write" or name.startswith("find_"):
-            assert f"`{name}`" in manual, f"the manual never names {name}"
+    assert_manual_names_its_tools(DOMAIN)
 
 
 def test_the_manuals_plan_table_is_the_database_s() -> None:
@@ -464,11 +469,7 @@ def test_every_tool_then_a_reset_gives_the_base_database_back() -> None:
     for tool, args in calls:  # all in one episode (some later calls are refused: states moved on)
         toolkit.execute(tool, args)
     assert set(toolkit.db.changes()) == {"customers", "lines", "devices", "bills"}  # the episode changed its view
-    after_reset = DOMAIN.fresh_database()
-    assert isinstance(after_reset, TelecomDatabase) and after_reset.changes() == {}
-    assert json.dumps(after_reset.dump(), sort_keys=True) == BASE_TEXT
-    base = DOMAIN._overlay_base
-    assert base is not None and json.dumps(base.dump(), sort_keys=True) == BASE_TEXT
+    assert_a_reset_gives_the_base_back(DOMAIN)
 
 
 CALLS = every_call()
