@@ -29,7 +29,6 @@ from tests.domains.helpers_toolkit import (
 
 DOMAIN = load_domain("retail")
 BASE: dict[str, Any] = DOMAIN.base_data
-BASE_TEXT = json.dumps(BASE, sort_keys=True)
 
 
 def fresh() -> RetailToolkit:

@@ -31,7 +31,6 @@ from tests.domains.helpers_toolkit import (
 
 DOMAIN = load_domain("telecom")
 BASE: dict[str, Any] = DOMAIN.base_data
-BASE_TEXT = json.dumps(BASE, sort_keys=True)
 CUSTOMERS, LINES, DEVICES, BILLS, PLANS = (BASE[name] for name in ("customers", "lines", "devices", "bills", "plans"))
 
 
