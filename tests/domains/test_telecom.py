@@ -259,6 +259,9 @@ def test_outages_are_the_active_ones_of_the_area() -> None:
     assert ACTIVE_OUTAGE in found and all(o["status"] == "active" and zip_code in o["zip_codes"] for o in found)
     assert ok(toolkit, "check_network_outages", zip_code="00000") == []
     assert refused(toolkit, "check_network_outages", zip_code="9581").code == "invalid_request"
+    added = {**ACTIVE_OUTAGE, "outage_id": "OUT9001", "zip_codes": ["00000"]}  # as a scenario's patch adds one
+    patched = fresh([{"op": "set", "path": "outages.OUT9001", "value": added}])
+    assert ok(patched, "check_network_outages", zip_code="00000") == [added]
 
 
 # -- write tools -------------------------------------------------------------------------------------------
