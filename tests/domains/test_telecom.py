@@ -11,15 +11,18 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mantra_env  # noqa: F401 - registers the gymnasium ids
+from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.domains import DomainError, domain_names, find_suite, load_domain
 from mantra_env.domains.__main__ import main as export_main
 from mantra_env.domains.telecom import make_db
 from mantra_env.domains.telecom.database import TODAY, TelecomDatabase
 from mantra_env.domains.telecom.tools import TelecomToolkit
+from mantra_env.env import MantraEnv
 from tests.domains.helpers_toolkit import (
     assert_a_reset_gives_the_base_back,
     assert_manual_names_its_tools,
@@ -533,3 +536,40 @@ def test_the_telecom_domain_is_listed_has_no_suite_yet_and_says_so() -> None:
         find_suite("telecom")
     with pytest.raises(DomainError, match="the telecom domain has no suite yet"):
         gym.make("mantra/telecom-v0")
+
+
+def _resume_suite() -> Suite:
+    line, owner = OVERDUE_SUSPENDED, OWES
+    prompt = (f"I'm {owner['full_name']}, born {owner['date_of_birth']}, line {line['phone_number']}. Please pay all "
+              f"my overdue bills with {method(owner)} and turn my line back on; I confirm both.")  # fmt: skip
+    checks = [
+        f'CALL pay_bills(customer_id="{owner["customer_id"]}") PRECEDES CALL resume_line(line_id="{line["line_id"]}")',
+        "NO-CALL enable_roaming()",
+    ]
+    case = Case(id="resume-overdue", domain="telecom", scenario=Scenario(prompt=prompt),
+                checks=[CaseCheck(id=f"c{n}", check=text) for n, text in enumerate(checks, 1)])  # type: ignore[arg-type]  # fmt: skip
+    return Suite(manifest=SuiteManifest(name="telecom-test", domain="telecom", case_count=1), cases=[case])
+
+
+def test_an_episode_in_the_real_domain_is_graded_on_the_order_of_its_writes() -> None:
+    line_id, owner = {"line_id": OVERDUE_SUSPENDED["line_id"]}, OWES
+    pay = {"customer_id": owner["customer_id"], "bill_ids": overdue(owner), "payment_method_id": method(owner)}
+    reads = [("find_customer_id_by_phone", {"phone_number": OVERDUE_SUSPENDED["phone_number"]}),
+             ("get_customer_details", {"customer_id": owner["customer_id"]}), ("get_line_details", line_id),
+             *[("get_bill_details", {"bill_id": key}) for key in owner["bill_ids"]]]  # fmt: skip
+    env = MantraEnv(_resume_suite(), DOMAIN)
+    for plan, passes in [
+        ([*reads, ("pay_bills", pay), ("resume_line", line_id)], True),
+        ([*reads, ("resume_line", line_id), ("pay_bills", pay), ("resume_line", line_id)], False),  # tried first
+    ]:
+        observation, _ = env.reset(seed=0)
+        assert "Diagnosing no service" in json.loads(observation)["system"]
+        results = [json.loads(env.step({"tool": tool, "arguments": args})[0]) for tool, args in plan]
+        assert ("error" in results[len(reads)]) != passes  # the early resume is refused: bills are overdue
+        assert "error" not in results[-1]
+        _, reward, terminated, _, _ = env.step({"final_answer": "Paid and resumed."})
+        assert terminated and reward == (1.0 if passes else 0.0)
+
+
+def test_check_env_on_the_real_domain() -> None:
+    check_env(MantraEnv(_resume_suite(), DOMAIN), skip_render_check=True)
