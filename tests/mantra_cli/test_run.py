@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mantra_env.run import main
+from mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
 
@@ -375,7 +375,7 @@ def test_d17_an_empty_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mantra_env.run import _agent_factory, parser
+    from mantra_cli.run import _agent_factory, parser
 
     started: dict[str, object] = {}
 
