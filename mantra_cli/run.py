@@ -35,6 +35,7 @@ from graders import grade
 from mantra_env.checks import parse_check
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.progress import Progress
 from mantra_env.trace import Trace
 
 if TYPE_CHECKING:
@@ -147,13 +148,6 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
     return config.alias, lambda: StrandsAgent(config, max_cycles=args.max_cycles, api_base=api_base)
 
 
-def _progress_line(done: int, total: int, passed: int, errors: int, started: float) -> str:
-    width = 30
-    filled = int(width * done / total) if total else width
-    elapsed = time.perf_counter() - started
-    return f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} passed {passed} errors {errors} {elapsed:5.0f}s"
-
-
 def _estimate(estimate: Any) -> str:
     if math.isnan(estimate.value):
         return "n/a (no scored episodes)"
@@ -255,18 +249,16 @@ def run(args: argparse.Namespace) -> int:
             )
             progress = RunProgress()
             started = time.perf_counter()
-
-            interactive = sys.stderr.isatty()
+            shown: list[Progress] = []
 
             def tick(_: Any) -> None:
-                if interactive:  # a redrawn bar on a terminal; logs get only the summary
-                    todo = progress.total - progress.skipped
-                    line = _progress_line(progress.done, todo, progress.passed, progress.errors, started)
-                    print(line, end="", file=sys.stderr, flush=True)
+                if not shown:  # the count of episodes to run is known once the run has started
+                    shown.append(Progress("episodes", progress.total - progress.skipped, started=started))
+                shown[0].update(progress.done, f"passed {progress.passed} errors {progress.errors}")
 
             asyncio.run(run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=tick))
-            if interactive:
-                print(file=sys.stderr)
+            for bar in shown:
+                bar.close()
             summary = summarize_run(store, run_id, k=args.attempts)
         print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
         if progress.skipped:

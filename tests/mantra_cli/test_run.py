@@ -394,3 +394,20 @@ def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monke
     stack: list[object] = []
     _agent_factory(args.model, args, stack)
     assert started["log_dir"] == tmp_path / "runs" and len(stack) == 1
+
+
+def test_a_run_whose_stderr_is_not_a_terminal_logs_progress_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI logs: a line per finished episode (here 4, fewer than one per 5 %), no carriage returns."""
+    args = ["--model", "scripted:oracle", "--attempts", "2", "--cases", "fig1-*", "--db", str(tmp_path / "r.duckdb")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("episodes: ")]
+    assert [line.split()[1:3] for line in lines] == [
+        ["1/4", "(25%)"],
+        ["2/4", "(50%)"],
+        ["3/4", "(75%)"],
+        ["4/4", "(100%)"],
+    ]
+    assert all("passed" in line and "errors 0" in line for line in lines) and "\r" not in err
