@@ -25,7 +25,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -39,7 +39,11 @@ from mantra_env.progress import Progress
 from mantra_env.trace import Trace
 
 if TYPE_CHECKING:
-    from mantra_env.runner import RunSettings
+    from graders.analysis import RunSummary
+    from mantra_env.case import Suite
+    from mantra_env.domains import Domain
+    from mantra_env.runner import RunProgress, RunSettings
+    from mantra_env.store import RolloutStore
 
 
 def run_example() -> int:
@@ -93,6 +97,12 @@ def parser() -> argparse.ArgumentParser:
         "--retry-errors",
         action="store_true",
         help="with --resume: run again the attempts stored as infrastructure errors (each replaces its error)",
+    )
+    cli.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also run the reference agents (scripted:oracle, scripted:noop) on the same cases and attempts and "
+        "print the model's scores beside theirs (their runs: RUN-oracle, RUN-noop)",
     )
     cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
     return cli
@@ -184,13 +194,73 @@ def _settings(args: argparse.Namespace) -> RunSettings:
     )
 
 
+def _store_run(
+    store: RolloutStore,
+    args: argparse.Namespace,
+    suite: Suite,
+    domain: Domain,
+    model_name: str,
+    make_agent: Callable[[], Any],
+    settings: RunSettings,
+    run_id: str,
+) -> RunProgress:
+    """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr."""
+    from mantra_env.resume import suite_hash
+    from mantra_env.runner import RunProgress, run_suite
+    from mantra_env.store.records import RunRecord
+
+    stored = store.run_record(run_id)
+    if stored is not None and not args.resume:
+        raise MantraError(f"run {run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name")
+    if stored is not None and stored.suite_hash is None:
+        print(
+            f"note: run {run_id} was stored before runs recorded their suite's hash and settings; resuming "
+            "it cannot check that they are unchanged",
+            file=sys.stderr,
+        )
+    record = RunRecord(
+        run_id=run_id,
+        name=args.run_name or "",
+        suite=f"{suite.manifest.domain}/{suite.manifest.name}",
+        suite_version=suite.manifest.version,
+        model=model_name,
+        agent=make_agent().name,
+        config={k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)},
+        suite_hash=suite_hash(suite, domain),
+        settings={
+            "attempts": args.attempts,
+            "seed": args.seed,
+            "max_steps": args.max_steps,
+            "max_cycles": args.max_cycles,
+            "timeout": args.timeout,
+        },
+    )
+    progress = RunProgress()
+    started = time.perf_counter()
+    shown: list[Progress] = []
+
+    def tick(_: Any) -> None:
+        if not shown:  # the count of episodes to run is known once the run has started
+            shown.append(Progress(f"{model_name} episodes", progress.total - progress.skipped, started=started))
+        shown[0].update(progress.done, f"passed {progress.passed} errors {progress.errors}")
+
+    asyncio.run(run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=tick))
+    for bar in shown:
+        bar.close()
+    return progress
+
+
+BASELINES = ("oracle", "noop")
+"""The reference agents ``--baselines`` runs beside the model: the SMT-proven plans (the ceiling: 100 %) and doing
+nothing (the floor), so that a model's score reads against both."""
+
+
 def run(args: argparse.Namespace) -> int:
     from graders.analysis import summarize_run
     from mantra_env.domains import DomainError, find_suite
-    from mantra_env.resume import latest_run, suite_hash
-    from mantra_env.runner import RunProgress, plan, run_suite
+    from mantra_env.resume import latest_run
+    from mantra_env.runner import plan
     from mantra_env.store import RolloutStore
-    from mantra_env.store.records import RunRecord
 
     settings = _settings(args)  # every check that needs no suite, then those that do: nothing is written before
     _quiet_libraries()
@@ -219,47 +289,17 @@ def run(args: argparse.Namespace) -> int:
                 print(f"resuming {run_id}, the latest run of {suite_label} with {model_name}{more}", file=sys.stderr)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
             run_id = run_id or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
-            stored = store.run_record(run_id)
-            if stored is not None and not args.resume:
-                raise MantraError(
-                    f"run {run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name"
-                )
-            if stored is not None and stored.suite_hash is None:
-                print(
-                    f"note: run {run_id} was stored before runs recorded their suite's hash and settings; resuming "
-                    "it cannot check that they are unchanged",
-                    file=sys.stderr,
-                )
-            record = RunRecord(
-                run_id=run_id,
-                name=args.run_name or "",
-                suite=suite_label,
-                suite_version=suite.manifest.version,
-                model=model_name,
-                agent=make_agent().name,
-                config={k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)},
-                suite_hash=suite_hash(suite, domain),
-                settings={
-                    "attempts": args.attempts,
-                    "seed": args.seed,
-                    "max_steps": args.max_steps,
-                    "max_cycles": args.max_cycles,
-                    "timeout": args.timeout,
-                },
-            )
-            progress = RunProgress()
-            started = time.perf_counter()
-            shown: list[Progress] = []
-
-            def tick(_: Any) -> None:
-                if not shown:  # the count of episodes to run is known once the run has started
-                    shown.append(Progress("episodes", progress.total - progress.skipped, started=started))
-                shown[0].update(progress.done, f"passed {progress.passed} errors {progress.errors}")
-
-            asyncio.run(run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=tick))
-            for bar in shown:
-                bar.close()
+            progress = _store_run(store, args, suite, domain, model_name, make_agent, settings, run_id)
             summary = summarize_run(store, run_id, k=args.attempts)
+            beside = []
+            if args.baselines and not progress.stopped:
+                for name in BASELINES:
+                    if f"scripted:{name}" == model_name:
+                        continue
+                    baseline_id = f"{run_id}-{name}"
+                    baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
+                    _store_run(store, args, suite, domain, baseline, make_baseline, settings, baseline_id)
+                    beside.append(summarize_run(store, baseline_id, k=args.attempts))
         print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
         if progress.skipped:
             print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
@@ -276,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
         ]
         for label, value in rows:
             print(f"  {label:<18} {value}")
+        if beside:
+            print(_beside_table([summary, *beside]))
         if args.db == ":memory:":
             print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
         else:
@@ -290,6 +332,24 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for item in stack:
             item.stop()
+
+
+def _beside_table(summaries: Sequence[RunSummary]) -> str:
+    """The model's run beside the reference agents' on the same cases and attempts."""
+    width = max(len(summary.model) for summary in summaries)
+    lines = [
+        "\nbeside the reference agents, on the same cases and attempts (oracle: the SMT-proven plans; noop: no call):",
+        f"  {'agent':<{width}}  {'Pass@1':>7}  {'premature writes':>16}  errors",
+    ]
+    for summary in summaries:
+        value = summary.pass_at_1.value
+        pass_at_1 = "n/a" if math.isnan(value) else f"{value:.1%}"
+        rate = summary.premature_write_rate
+        premature = "n/a" if math.isnan(rate) else f"{rate:.1%}"
+        lines.append(
+            f"  {summary.model:<{width}}  {pass_at_1:>7}  {premature:>16}  {summary.errors}/{summary.attempts}"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
