@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/env.py
 	$(BIN)/python benchmarks/smt.py
 	$(BIN)/python benchmarks/runner.py
+	$(BIN)/python benchmarks/snapshot.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
