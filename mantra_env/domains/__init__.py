@@ -14,7 +14,7 @@ import json
 import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -50,10 +50,19 @@ class Domain:
     """Builds the toolkit over a fresh database."""
     database_model: type[BaseModel]
     base_data: dict[str, Any]
-    suite_dirs: dict[str, Path] = field(default_factory=dict)
-    """Suite name -> folder with suite.jsonl and manifest.json."""
-    default_suite: str | None = None
-    """The suite ``--suite <domain>`` and ``mantra/<domain>-vN`` name (``domain.yaml``'s ``default_suite``)."""
+    folder: Path | None = None
+    """The domain folder (``suites/``, ``domain.yaml``), if it has one."""
+
+    @property
+    def suite_dirs(self) -> dict[str, Path]:
+        """Suite name -> folder with suite.jsonl and manifest.json, read from the folder each time (so a suite
+        built after the domain was imported is seen)."""
+        return suite_folders(self.folder) if self.folder is not None else {}
+
+    @property
+    def default_suite(self) -> str | None:
+        """The suite ``--suite <domain>`` and ``mantra/<domain>-vN`` name (``domain.yaml``'s ``default_suite``)."""
+        return domain_info(self.folder).default_suite if self.folder is not None else None
 
     @cached_property
     def _base_json(self) -> str:
@@ -121,8 +130,7 @@ class Domain:
             toolkit=toolkit,
             database_model=database_model,
             base_data=load_json(folder / "db.json"),
-            suite_dirs=suite_folders(folder),
-            default_suite=domain_info(folder).default_suite,
+            folder=folder,
         )
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -326,22 +334,24 @@ def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
     if domain_name not in domain_names() and (path.suffix or len(path.parts) > 2 or name_or_path[:1] in "./~"):
         raise DomainError(f"{name_or_path}: no such suite folder or file (and not a suite name: DOMAIN/SUITE)")
     domain = load_domain(domain_name)
-    if not domain.suite_dirs:
+    suite_dirs = domain.suite_dirs
+    if not suite_dirs:
         raise DomainError(f"the {domain_name} domain has no suite yet (its suite comes from the generation pipeline)")
     key = suite_name or domain.default_suite
     if key is None:
-        names = ", ".join(f"{domain_name}/{name}" for name in domain.suite_dirs)
+        names = ", ".join(f"{domain_name}/{name}" for name in suite_dirs)
         raise DomainError(
             f"domain {domain_name!r} declares no default suite: name one ({names}), or declare it with a line "
             "`default_suite: NAME` in the domain folder's domain.yaml"
         )
-    if key not in domain.suite_dirs:
-        hint = did_you_mean(key, domain.suite_dirs)
+    if key not in suite_dirs:
+        hint = did_you_mean(key, suite_dirs)
+        declared = "" if suite_name else " (the default_suite its domain.yaml declares)"
         raise DomainError(
-            f"domain {domain_name!r} has no suite {key!r}; {hint + ' ' if hint else ''}"
-            f"its suites: {', '.join(domain.suite_dirs)}"
+            f"domain {domain_name!r} has no suite {key!r}{declared}; {hint + ' ' if hint else ''}"
+            f"its suites: {', '.join(suite_dirs)}"
         )
-    suite = load_suite(domain.suite_dirs[key])
+    suite = load_suite(suite_dirs[key])
     domain.check_suite(suite)
     return domain, suite
 

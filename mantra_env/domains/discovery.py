@@ -109,8 +109,11 @@ def domain_source(name: str) -> DomainSource | None:
 def domain_info(folder: Path) -> DomainInfo:
     """The folder's ``domain.yaml`` (empty if there is none).
 
+    A default suite the folder does not have (yet: it may be declared before it is built) is an error only when
+    it is asked for.
+
     Raises:
-        DomainError: for a malformed file, or a default suite the folder does not have.
+        DomainError: for a malformed file.
     """
     path = folder / "domain.yaml"
     if not path.exists():
@@ -121,10 +124,6 @@ def domain_info(folder: Path) -> DomainInfo:
     except ValidationError as exc:
         problems = "; ".join(f"{error_path(e['loc'])}: {e['msg']}" for e in exc.errors())
         raise DomainError(f"{path}: {problems} (expected `default_suite: NAME`)") from None
-    if info.default_suite is not None and not (folder / "suites" / info.default_suite / "manifest.json").exists():
-        raise DomainError(
-            f"{path}: default_suite {info.default_suite!r} has no suites/{info.default_suite}/manifest.json"
-        )
     return info
 
 

@@ -156,10 +156,11 @@ def test_a_domain_with_suites_but_no_default_says_how_to_declare_one(user_domain
     assert not any(entry.default for entry in suite_entries(domain_sources()["desk"][0]))
 
 
-def test_a_default_suite_that_does_not_exist_is_refused(user_domains: Path) -> None:
-    write_domain(user_domains, default="missing")
-    with pytest.raises(DomainError, match=r"domain.yaml: default_suite 'missing' has no suites/missing/manifest.json"):
-        load_domain("desk")
+def test_a_default_suite_that_does_not_exist_is_refused_when_asked_for(user_domains: Path) -> None:
+    write_domain(user_domains, suites=("basic", "more"), default="missing")
+    assert load_domain("desk").default_suite == "missing"  # declared before it is built: the domain still loads
+    with pytest.raises(DomainError, match=r"no suite 'missing' \(the default_suite its domain.yaml declares\)"):
+        find_suite("desk")
 
 
 def test_a_manifest_naming_another_suite_is_refused(user_domains: Path) -> None:
