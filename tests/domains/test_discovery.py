@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -55,17 +54,12 @@ def write_domain(
 
 
 @pytest.fixture
-def user_domains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """``tmp_path/domains`` on MANTRA_DOMAINS_PATH; the gymnasium ids and modules it adds are removed after."""
+def user_domains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forget_user_domains: None) -> Path:
+    """``tmp_path/domains`` on MANTRA_DOMAINS_PATH."""
     root = tmp_path / "domains"
     root.mkdir()
     monkeypatch.setenv(PATH_VARIABLE, str(root))
-    registered = set(gym.registry)
-    yield root
-    for identifier in set(gym.registry) - registered:
-        del gym.registry[identifier]
-    for module in [name for name in sys.modules if name.startswith("mantra_user_domains.")]:
-        del sys.modules[module]
+    return root
 
 
 def test_a_domain_folder_on_the_path_is_loaded_and_found_by_suite_name(user_domains: Path) -> None:

@@ -5,8 +5,6 @@ declared in domain.yaml, listed by `mantra suites`, run by `mantra run --suite l
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -114,18 +112,13 @@ cases:
 
 
 @pytest.fixture
-def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forget_user_domains: None) -> Path:
     folder = tmp_path / "library"
     for name, text in FILES.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
     monkeypatch.setenv(PATH_VARIABLE, str(folder))
-    registered = set(gym.registry)
-    yield folder
-    for identifier in set(gym.registry) - registered:
-        del gym.registry[identifier]
-    for module in [name for name in sys.modules if name.startswith("mantra_user_domains.")]:
-        del sys.modules[module]
+    return folder
 
 
 def test_the_checklist_from_a_clean_folder(library: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
