@@ -16,10 +16,12 @@ A domain is code: importing it runs it, so only name folders and packages you tr
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +48,8 @@ class DomainSource:
     module: str
     origin: str
     """``mantra-env``, ``entry point <distribution>`` or ``MANTRA_DOMAINS_PATH``: shown in errors."""
+    problem: str = ""
+    """Why the domain cannot be used (a broken entry point): an error when it is asked for, not before."""
 
     @property
     def on_path(self) -> bool:
@@ -103,6 +107,8 @@ def domain_source(name: str) -> DomainSource | None:
     if len(sources) > 1:
         places = "; ".join(f"{source.folder} ({source.origin})" for source in sources)
         raise DomainError(f"domain {name!r} is defined {len(sources)} times: {places}; rename all but one")
+    if sources and sources[0].problem:
+        raise DomainError(sources[0].problem)
     return sources[0] if sources else None
 
 
@@ -138,6 +144,8 @@ def suite_entries(source: DomainSource) -> list[SuiteEntry]:
     Raises:
         DomainError: for a malformed ``domain.yaml``, or a manifest naming another suite or domain.
     """
+    if source.problem:
+        raise DomainError(source.problem)
     default = domain_info(source.folder).default_suite
     entries = []
     for name, folder in suite_folders(source.folder).items():
@@ -163,12 +171,23 @@ def _shipped() -> list[DomainSource]:
 
 
 def _entry_points() -> list[DomainSource]:
+    return _entry_points_on(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_points_on(path: tuple[str, ...]) -> list[DomainSource]:
+    """Scanning every installed distribution takes ~10 ms: done once per ``sys.path``."""
     found = []
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         origin = f"entry point {entry.name} = {entry.value}" + (f" of {entry.dist.name}" if entry.dist else "")
-        spec = importlib.util.find_spec(entry.module)  # finds the folder without running the module itself
+        try:  # finds the folder without running the module itself (a dotted name imports its parents)
+            spec = importlib.util.find_spec(entry.module)
+        except (ImportError, ValueError):
+            spec = None
         if spec is None or not spec.submodule_search_locations:
-            raise DomainError(f"{origin}: {entry.module!r} is not an importable package (a domain is a folder)")
+            problem = f"{origin}: {entry.module!r} is not importable as a package (a domain is a folder)"
+            found.append(DomainSource(entry.name, Path(), entry.module, origin, problem))
+            continue
         found.append(DomainSource(entry.name, Path(next(iter(spec.submodule_search_locations))), entry.module, origin))
     return found
 

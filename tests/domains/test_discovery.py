@@ -180,3 +180,16 @@ def test_path_entries_that_are_not_folders_or_not_names_are_refused(
 def test_an_unknown_domain_points_to_the_docs(user_domains: Path) -> None:
     with pytest.raises(DomainError, match=r"unknown domain 'dsk'.*docs/domains.md"):
         load_domain("dsk")
+
+
+def test_a_broken_entry_point_is_an_error_for_its_name_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = tmp_path / "broken-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[mantra_env.domains]\nghost = no_such_package.domain\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "ghost" in domain_names() and load_domain("operations").name == "operations"
+    with pytest.raises(DomainError, match=r"entry point ghost = no_such_package.domain of broken: .* not importable"):
+        load_domain("ghost")
+    with pytest.warns(UserWarning, match="no gymnasium ids for domain 'ghost'"):
+        assert "mantra/operations-v0" in register_shipped_suites()
