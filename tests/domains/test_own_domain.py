@@ -140,3 +140,16 @@ def test_the_checklist_from_a_clean_folder(library: Path, tmp_path: Path, capsys
     register_shipped_suites()
     env = gym.make("mantra/library-v0").unwrapped
     assert env.suite.manifest.domain == "library"  # type: ignore[attr-defined]
+
+
+def test_the_generator_s_domain_key_names_it(library: Path) -> None:
+    from generators.config import parse_config
+    from generators.pipeline import domain_tools
+    from mantra_env.domains import load_domain
+
+    shipped = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
+    text = shipped.read_text(encoding="utf-8").replace(": operations\n", ": library\n")
+    config = parse_config(text, "generation.yaml", library, env={})
+    assert config.domain == "library" and config.tools.format == "domain"
+    tools = domain_tools(config, load_domain(config.domain))
+    assert [spec.name for spec in tools] == ["find_book", "lend_book"]
