@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from generators.lints import Lint
 from mantra_env.case import CaseCheck
+from mantra_env.lints import Lint
 from mantra_env.worldmodel.edits import Edit
 
 
@@ -132,7 +132,7 @@ class WorldModelArtifact(BaseModel):
     model: str
     initial: dict[str, JsonValue] = Field(default_factory=dict)
     goals: dict[str, list[str]] = Field(default_factory=dict)
-    warnings: list[Lint] = Field(default_factory=list, description="generators.lints.insensitive_writes")
+    warnings: list[Lint] = Field(default_factory=list, description="mantra_env.lints.insensitive_writes")
 
 
 ScenarioStatus = Literal["validated", "awaiting_human", "rejected"]
@@ -166,4 +166,4 @@ class SampleValidation(BaseModel):
     locks: list[str] = Field(default_factory=list)
     outcomes: list[ScenarioOutcome]
     history: list[dict[str, JsonValue]] = Field(default_factory=list)
-    warnings: list[Lint] = Field(default_factory=list, description="generators.lints.ignored_pins (final checks)")
+    warnings: list[Lint] = Field(default_factory=list, description="mantra_env.lints.ignored_pins (final checks)")

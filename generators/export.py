@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from pydantic import JsonValue
+
 from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
@@ -27,6 +29,31 @@ from mantra_env.env import MantraEnv
 from mantra_env.worldmodel import format_model, parse_model
 
 GENERATOR_VERSION = "mantra-env generators 1"
+
+
+def first_valid_round(history: Sequence[Mapping[str, JsonValue]], last_round: int) -> int | None:
+    """The round after which a case was first valid: the first round after which its latest forward query was
+    consistent and every backward query since was consistent; None when its history has no round numbers or it
+    never was.
+
+    Entries carry the round they were asked in; a memoized query is not asked again, so a round without entries
+    keeps the state before it. The final re-check after the last round (``last_round``, the rounds the sample
+    used) counts in that round, since it checks that round's repairs.
+    """
+    forward: str | None = None
+    backward: list[str] = []
+    rounds = sorted({number for entry in history if isinstance(number := entry.get("round"), int)})
+    for number in rounds:
+        for entry in history:
+            if entry.get("round") != number or "query" not in entry:
+                continue
+            if entry["query"] == "forward":  # a new evaluation: earlier backward results were for other artifacts
+                forward, backward = str(entry.get("status")), []
+            elif entry["query"] == "backward":
+                backward.append(str(entry.get("status")))
+        if forward == "consistent" and backward and all(status == "consistent" for status in backward):
+            return min(number, last_round)
+    return None
 
 
 def build_case(
@@ -42,6 +69,7 @@ def build_case(
 ) -> Case:
     """The case of one validated scenario (``outcome``: its outcome in ``validation``)."""
     draft = scenario.draft
+    history = [entry for entry in validation.history if entry.get("scenario") in (scenario.id, None)]
     model = with_goal(parse_model(validation.model), validation.goals.get(scenario.id, []))
     return Case(
         id=f"{suite_name}-{scenario.id}",
@@ -61,7 +89,8 @@ def build_case(
             forward=outcome.forward,
             backward=outcome.backward,
             rounds=outcome.rounds,
-            history=[entry for entry in validation.history if entry.get("scenario") in (scenario.id, None)],
+            first_valid_round=first_valid_round(history, max(outcome.rounds, 1)),
+            history=history,
         ),
         provenance=provenance,
     )

@@ -37,12 +37,12 @@ from generators import prompts
 from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
 from generators.config import ValidationSettings
 from generators.exchange import gather_all
-from generators.lints import ignored_pins
 from generators.llm import AnswerCheck, LLMClient
 from generators.scenarios import scenario_text
 from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
 from mantra_env.errors import MantraError
+from mantra_env.lints import ignored_pins
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_model, parse_model

@@ -17,9 +17,9 @@ from pydantic import JsonValue
 
 from generators import prompts
 from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
-from generators.lints import insensitive_writes
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
+from mantra_env.lints import insensitive_writes
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import DslError, WorldModel, check_model, format_model, parse_expr, parse_model
 

@@ -1,11 +1,8 @@
 """What the report knows about how a generated suite was made (the paper's Table 2 and its validated-by-round
 figure), read from the suite's manifest and its cases' validation records.
 
-A case's first-valid round is its own: the first round of validation after which its latest forward query was
-consistent and every backward query since was consistent, read from its ``validation.history`` (entries carry the
-round they were asked in; a memoized query is not asked again, so a round without entries keeps the state before
-it). The final re-check after the last round counts in that last round, since it checks that round's repairs.
-``ValidationRecord.rounds`` is the rounds its *sample* used, which is not the case's own round.
+A case's first-valid round is its own (``ValidationRecord.first_valid_round``, set at export by
+:func:`generators.export.first_valid_round`); ``ValidationRecord.rounds`` is the rounds its *sample* used.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from dataclasses import dataclass
 
 from graders.metrics import Estimate, bootstrap_ci
 from graders.table import Column, Table, count, make_table, percent
-from mantra_env.case import Case, Suite, ValidationRecord
+from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
 
 STAGES = ("generated", "forward_validated", "backward_validated", "final")
@@ -27,29 +24,15 @@ STAGE_LABELS = {
     "backward_validated": "backward-validated",
     "final": "final",
 }
-OUTCOMES = {"awaiting_human": "awaiting a human", "rejected": "rejected", "replay_failed": "replay failed"}
+OUTCOMES = {
+    "awaiting_human": "awaiting a human",
+    "rejected": "rejected",
+    "replay_failed": "replay failed",
+    "trivially_passed": "passed by a trivial agent",
+}
 """The other ``stage_counts`` keys: where the cases that were not kept went (labels for tables)."""
 ROUNDS = 5
 """Validation rounds shown (R1..R5, the paper's setting)."""
-
-
-def first_valid_round(record: ValidationRecord, last_round: int = ROUNDS) -> int | None:
-    """The round after which this case was first valid (see the module docstring); None when its history has no
-    round numbers (a hand-written case) or it never was."""
-    forward: str | None = None
-    backward: list[str] = []
-    rounds = sorted({number for entry in record.history if isinstance(number := entry.get("round"), int)})
-    for number in rounds:
-        for entry in record.history:
-            if entry.get("round") != number or "query" not in entry:
-                continue
-            if entry["query"] == "forward":  # a new evaluation: earlier backward results were for other artifacts
-                forward, backward = str(entry.get("status")), []
-            elif entry["query"] == "backward":
-                backward.append(str(entry.get("status")))
-        if forward == "consistent" and backward and all(status == "consistent" for status in backward):
-            return min(number, last_round)
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +48,8 @@ class GenerationRow:
     """Cases left after each of :data:`STAGES` (None: the manifest does not say)."""
     outcomes: tuple[int | None, ...]
     """Cases per :data:`OUTCOMES` key (None: the manifest does not say)."""
+    screening: dict[str, int] | None
+    """Screened-out cases by reason (None: the manifest predates screening)."""
     first_rounds: tuple[int | None, ...]
     """Each final case's first-valid round (None: not recorded)."""
 
@@ -104,7 +89,9 @@ def generation_row(suite: Suite, domain: Domain | None) -> GenerationRow | None:
         checks_per_case=bootstrap_ci([float(len(case.checks)) for case in suite.cases]),
         counts=tuple(_count_of(manifest.stage_counts, stage) for stage in STAGES),
         outcomes=tuple(_count_of(manifest.stage_counts, outcome) for outcome in OUTCOMES),
-        first_rounds=tuple(first_valid_round(case.validation) for case in _final(suite.cases)),
+        # a screened manifest says so with its screening counts, zeros included in stage_counts
+        screening=dict(manifest.screening) if manifest.screening or "replay_failed" in manifest.stage_counts else None,
+        first_rounds=tuple(case.validation.first_valid_round for case in _final(suite.cases)),
     )
 
 
@@ -124,6 +111,12 @@ def _outcome(position: int, label: str) -> Column[GenerationRow]:
     return Column(label, lambda row: row.outcomes[position], count)
 
 
+def _screening(row: GenerationRow) -> str:
+    if row.screening is None:
+        return "n/a"
+    return ", ".join(f"{reason} {number}" for reason, number in sorted(row.screening.items())) or "none"
+
+
 GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("domain", lambda row: row.domain),
     Column("suite", lambda row: row.suite),
@@ -133,6 +126,7 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     *(_stage(position) for position in range(len(STAGES))),
     Column("final / generated (%)", lambda row: row.final_share, percent),
     *(_outcome(position, label) for position, label in enumerate(OUTCOMES.values())),
+    Column("screened out (by reason)", _screening),
 ]
 
 GENERATION_TITLE = "Generated suites (paper Table 2: input size, checks per case, cases kept by each stage)"

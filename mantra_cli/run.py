@@ -70,7 +70,11 @@ def run_example() -> int:
 
 def parser() -> argparse.ArgumentParser:
     cli = command_parser("mantra_env.run", __doc__)
-    cli.add_argument("--suite", default=os.environ.get("MANTRA_SUITE", "operations"), help="suite name or folder")
+    cli.add_argument(
+        "--suite",
+        default=os.environ.get("MANTRA_SUITE", "operations"),
+        help="DOMAIN (its default suite), DOMAIN/SUITE or a suite folder; `mantra suites` lists them",
+    )
     cli.add_argument(
         "--model",
         default=os.environ.get("MANTRA_MODEL") or None,

@@ -5,7 +5,10 @@ world model, argument bindings and database patch. Shared world models are writt
 ``world_models:`` and referenced by name; a case adds its scenario's ``goal`` conditions to it. Building a
 suite runs, for every case at the trace bound, the forward query, the backward audit of every check and the
 compliant-witness query, and writes the outcome into the case's validation record. A case that does not
-validate is an error that shows the solver's witness, so the author can fix the checks or the model.
+validate is an error that shows the solver's witness, so the author can fix the checks or the model. A world
+model whose effects ignore the arguments (:mod:`mantra_env.lints`: a write tool's postcondition ignores every
+identifying parameter; a postcondition of a tool the checks pin ignores the pinned parameters) is a warning with
+the place and a hint.
 
 ``python -m mantra_env.authoring SOURCE.yaml`` rebuilds; ``--check`` fails if ``suite.jsonl`` is stale.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
@@ -24,9 +27,11 @@ from mantra_env.checks import tools_mentioned
 from mantra_env.cli import command_parser
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError, error_path
+from mantra_env.lints import Lint, ignored_pins, insensitive_writes
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.userfiles import load_yaml, read_text
+from mantra_env.worldmodel import parse_model
 
 DEFAULT_BOUND = 16
 
@@ -122,8 +127,18 @@ def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[Va
     return record, results
 
 
-def build_suite(source_path: Path) -> Suite:
-    """Build and validate every case of a source file (raises :class:`AuthoringError` listing failures)."""
+def case_lints(case: Case, tools: Sequence[ToolSpec], model_name: str) -> list[Lint]:
+    """The world-model warnings of one case, placed as ``case ID: world model NAME, transition TOOL (line N)``
+    (the line within the world model's text)."""
+    model = parse_model(case.world_model)
+    found = [*insensitive_writes(model, tools), *ignored_pins(model, {"": case.checks})]
+    place = f"case {case.id}: world model {model_name}"
+    return [lint.model_copy(update={"place": f"{place}, {lint.place.removeprefix(': ')}"}) for lint in found]
+
+
+def build_suite(source_path: Path, warn: Callable[[Lint], None] | None = None) -> Suite:
+    """Build and validate every case of a source file (raises :class:`AuthoringError` listing failures, with the
+    world-model warnings of each failed case); each world-model warning goes to ``warn``."""
     source = load_source(source_path)
     domain = load_domain(source.domain)
     tools = domain.tool_specs()
@@ -148,11 +163,18 @@ def build_suite(source_path: Path) -> Suite:
             continue
         try:
             record, results = validate_case(case, tools, source.bound)
+            name = entry.world_model if entry.world_model in source.world_models else "(inline)"
+            lints = case_lints(case, tools, name)
         except MantraError as error:
             failures.append(f"case {entry.id}: {error}")
             continue
+        if warn is not None:
+            for lint in lints:
+                warn(lint)
         if record.status != "validated":
-            failures.append(f"case {entry.id} does not validate:\n" + _explain(results))
+            # an argument-insensitive effect is the usual cause of a backward conflict: say so beside the witness
+            maybe = "".join(f"\nwarning: {lint.render()}" for lint in lints)
+            failures.append(f"case {entry.id} does not validate:\n" + _explain(results) + maybe)
             continue
         cases.append(case.model_copy(update={"validation": record}))
     if failures:
@@ -181,6 +203,13 @@ def _explain(results: list[QueryResult]) -> str:
     return "\n".join(lines)
 
 
+def _warn_about(source_path: Path) -> Callable[[Lint], None]:
+    def warn(lint: Lint) -> None:
+        print(f"warning: {source_path}: {lint.render()}", file=sys.stderr)
+
+    return warn
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
         "mantra_env.authoring",
@@ -194,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = 0
     for source_path in args.sources:
         try:
-            suite = build_suite(source_path)
+            suite = build_suite(source_path, _warn_about(source_path))
         except MantraError as error:
             print(error, file=sys.stderr)
             status = 1

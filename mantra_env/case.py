@@ -6,8 +6,10 @@ A suite is a folder (or a ``.jsonl`` file) holding ``suite.jsonl`` with one :cla
 
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -87,7 +89,13 @@ class ValidationRecord(BaseModel):
     trace_bound: int | None = Field(default=None, ge=1)
     forward: Literal["consistent", "conflict", "unknown"] | None = None
     backward: Literal["consistent", "conflict", "unknown"] | None = None
-    rounds: int = Field(default=0, ge=0)
+    rounds: int = Field(default=0, ge=0, description="The validation rounds the case's sample used.")
+    first_valid_round: int | None = Field(
+        default=None,
+        ge=1,
+        description="The round after which this case was first valid (its own, not its sample's; the re-check "
+        "after the last round counts in that round); None for hand-written cases.",
+    )
     history: list[dict[str, JsonValue]] = Field(default_factory=list)
     locks: list[str] = Field(
         default_factory=list,
@@ -149,9 +157,18 @@ class SuiteManifest(BaseModel):
     schema_version: Literal[1] = SCHEMA_VERSION
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     domain: str
-    version: int = Field(default=0, ge=0)
+    version: int = Field(
+        default=0,
+        ge=0,
+        description="Bumped whenever the cases change; the suite's gymnasium ids end in -v<version>.",
+    )
     description: str = ""
     case_count: int = Field(ge=0)
+    cases_digest: str = Field(
+        default="",
+        description="SHA-256 of the cases (their JSON without defaults), set when the suite is written; a suite "
+        "whose cases no longer match it is refused at load (edit the cases, bump the version, rewrite the suite).",
+    )
     stage_counts: dict[str, int] = Field(
         default_factory=dict,
         description="Per-stage counts: generated, forward_validated, backward_validated, final.",
@@ -257,12 +274,28 @@ def load_suite(path: Path) -> Suite:
             f"{manifest_path}: case_count is {manifest.case_count} but {jsonl} holds {len(cases)} cases; "
             "update case_count"
         )
+    if manifest.cases_digest and manifest.cases_digest != cases_digest(cases):
+        raise CaseFileError(
+            f"{jsonl}: the cases changed since {manifest_path} was written (cases_digest differs); rebuild the "
+            "suite (python -m mantra_env.authoring SOURCE, or the generator's export), bumping its version"
+        )
     return Suite(manifest=manifest, cases=cases)
 
 
-def write_suite(suite: Suite, folder: Path) -> None:
-    """Write a suite as ``suite.jsonl`` + ``manifest.json`` (one case per line, keys in model order)."""
+def cases_digest(cases: Sequence[Case]) -> str:
+    """The manifest's ``cases_digest``: SHA-256 of the cases' JSON without default values, so that neither the
+    file's layout nor a new field with a default (a schema extension) changes it, and any change of content does."""
+    text = "\n".join(case.model_dump_json(exclude_defaults=True) for case in cases)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_suite(suite: Suite, folder: Path) -> Suite:
+    """Write a suite as ``suite.jsonl`` + ``manifest.json`` (one case per line, keys in model order); returns the
+    suite as written (its manifest's ``cases_digest`` set), equal to what :func:`load_suite` reads back."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [case.model_dump_json(exclude_defaults=False) for case in suite.cases]
-    (folder / "suite.jsonl").write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-    (folder / "manifest.json").write_text(suite.manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    jsonl = ("\n".join(lines) + ("\n" if lines else "")).encode()
+    manifest = suite.manifest.model_copy(update={"cases_digest": cases_digest(suite.cases)})
+    (folder / "suite.jsonl").write_bytes(jsonl)
+    (folder / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return suite.model_copy(update={"manifest": manifest})

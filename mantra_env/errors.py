@@ -61,3 +61,7 @@ class CaseFileError(MantraError, ValueError):
 
 class GradingError(MantraError, ValueError):
     """The grader was given input it cannot grade (e.g. no checks)."""
+
+
+class DomainError(MantraError, LookupError):
+    """A domain, suite or database patch is unknown or malformed."""

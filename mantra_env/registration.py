@@ -1,20 +1,25 @@
-"""Gymnasium ids ``mantra/<suite>-v0`` for every suite shipped with a domain, registered on import of mantra_env.
+"""Gymnasium ids for every suite of every domain (shipped, installed, or on ``MANTRA_DOMAINS_PATH``), registered on
+import of mantra_env.
 
-Discovery only lists folders (no domain is imported until an environment is made). Use
+Each suite is ``<domain>/<suite>-v<version>`` (the name ``--suite`` takes, and the manifest's version, bumped
+whenever its cases change); a domain's default suite (``domain.yaml``) is also ``mantra/<domain>-v<version>``, as
+``--suite <domain>`` is. A domain with no suite yet gets ``mantra/<domain>-v0``, whose making says so.
+
+Discovery reads folders and manifests only (no domain is imported until an environment is made). Use
 ``gymnasium.make("mantra/operations-v0", case="fig1-case1")`` after ``import mantra_env``, or
-``gymnasium.make("mantra_env:mantra/operations-v0")``. Other suites (e.g. generated ones) can be registered with
-:func:`register_suite`.
+``gymnasium.make("mantra_env:mantra/operations-v0")``. Suites elsewhere can be registered with :func:`register_suite`.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-DOMAINS_DIR = Path(__file__).parent / "domains"
-VERSION = 0
+from mantra_env.domains.discovery import SuiteEntry, domain_source, domain_sources, suite_entries
+from mantra_env.errors import MantraError
 
 
 def make_env(suite: str, **kwargs: Any) -> Any:
@@ -24,49 +29,81 @@ def make_env(suite: str, **kwargs: Any) -> Any:
 
     domain, loaded = find_suite(suite)
     if domain is None:
-        raise DomainError(f"suite {suite!r} names domain {loaded.manifest.domain!r}, which mantra-env does not ship")
+        raise DomainError(f"suite {suite!r} names domain {loaded.manifest.domain!r}, which mantra-env cannot find")
     return MantraEnv(loaded, domain, **kwargs)
 
 
-def env_id(suite_name: str) -> str:
-    return f"mantra/{suite_name}-v{VERSION}"
+def env_id(suite_name: str, version: int = 0) -> str:
+    return f"mantra/{suite_name}-v{version}"
 
 
-def register_suite(suite_name: str, suite: str | Path, max_episode_steps: int | None = None) -> str:
-    """Register ``mantra/<suite_name>-v0`` for a suite name or folder; returns the id."""
-    identifier = env_id(suite_name)
+def register_suite(suite_name: str, suite: str | Path, max_episode_steps: int | None = None, version: int = 0) -> str:
+    """Register ``mantra/<suite_name>-v<version>`` for a suite name or folder; returns the id."""
+    return _register(env_id(suite_name, version), str(suite), max_episode_steps)
+
+
+def _register(identifier: str, suite: str, max_episode_steps: int | None = None) -> str:
     if identifier not in gym.registry:
         gym.register(
             id=identifier,
             entry_point="mantra_env.registration:make_env",
-            kwargs={"suite": str(suite)},
+            kwargs={"suite": suite},
             max_episode_steps=max_episode_steps,
             disable_env_checker=False,
         )
     return identifier
 
 
-def shipped_suites() -> dict[str, Path]:
-    """Suite name -> folder for every ``domains/<domain>/suites/<suite>/manifest.json``.
+def catalog() -> tuple[list[SuiteEntry], list[str]]:
+    """Every suite of every domain (default suites first within a domain), and the domains with no suite yet.
 
-    A domain's suite named ``starter`` is registered under the domain's name (``mantra/operations-v0``), others as
-    ``<domain>-<suite>``.
+    Raises:
+        DomainError: for a malformed ``domain.yaml`` or manifest, or a domain defined twice.
     """
-    found = {}
-    for manifest in sorted(DOMAINS_DIR.glob("*/suites/*/manifest.json")):
-        folder = manifest.parent
-        domain = folder.parent.parent.name
-        found[domain if folder.name == "starter" else f"{domain}-{folder.name}"] = folder
-    return found
+    entries: list[SuiteEntry] = []
+    without: list[str] = []
+    for name in domain_sources():
+        found = domain_suites(name)
+        entries.extend(found)
+        if not found:
+            without.append(name)
+    return entries, without
 
 
-def domains_without_suites() -> list[str]:
-    """Domains that ship no suite yet: ``mantra/<domain>-v0`` is registered for them too, so that making it says
-    so (a clear :class:`~mantra_env.domains.DomainError`) instead of gymnasium's "doesn't exist"."""
-    with_suites = {manifest.parents[2].name for manifest in DOMAINS_DIR.glob("*/suites/*/manifest.json")}
-    return sorted(p.parent.name for p in DOMAINS_DIR.glob("*/__init__.py") if p.parent.name not in with_suites)
+def domain_suites(name: str) -> list[SuiteEntry]:
+    """The suites of domain ``name``, default first (none for an unknown domain).
+
+    Raises:
+        DomainError: for a malformed ``domain.yaml`` or manifest, or a domain defined twice.
+    """
+    source = domain_source(name)
+    return suite_entries(source) if source is not None else []
 
 
 def register_shipped_suites() -> list[str]:
-    suites = [register_suite(name, folder) for name, folder in shipped_suites().items()]
-    return suites + [register_suite(name, name) for name in domains_without_suites()]
+    """Register every suite's ids (see the module docstring); returns them.
+
+    A broken domain folder is a warning here (``import mantra_env`` must not fail on a user's folder; the other
+    domains are registered) and an error where it is used.
+    """
+    ids: list[str] = []
+    try:
+        names = list(domain_sources())
+    except MantraError as error:
+        warnings.warn(f"mantra_env: no gymnasium ids registered: {error}", stacklevel=2)
+        return ids
+    for name in names:
+        try:
+            entries = domain_suites(name)
+        except MantraError as error:
+            warnings.warn(f"mantra_env: no gymnasium ids for domain {name!r}: {error}", stacklevel=2)
+            continue
+        ids += [_register(identifier, entry.run_name) for entry in entries for identifier in entry.env_ids]
+        if not entries:
+            ids.append(_register(env_id(name), name))
+    return ids
+
+
+def suite_env_ids() -> list[str]:
+    """One gymnasium id per suite (``mantra/<domain>-vN`` for a default suite), sorted; for tests and listings."""
+    return sorted(entry.env_ids[0] for entry in catalog()[0])

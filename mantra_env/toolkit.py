@@ -96,9 +96,15 @@ class ToolDefinition:
     method_name: str
 
 
-def _strip_titles(schema: Any) -> Any:
+def _strip_titles(schema: Any, names: bool = False) -> Any:
+    """The schema without pydantic's ``title`` annotations; ``names``: ``schema`` maps names to schemas
+    (``properties``, ``$defs``), where a parameter called ``title`` is kept."""
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+        return {
+            k: _strip_titles(v, names=not names and k in ("properties", "$defs"))
+            for k, v in schema.items()
+            if names or k != "title"
+        }
     if isinstance(schema, list):
         return [_strip_titles(item) for item in schema]
     return schema

@@ -5,7 +5,7 @@ import pytest
 
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest, UnknownCaseError, load_suite, write_suite
 from mantra_env.checks import parse_check
-from mantra_env.errors import MantraError
+from mantra_env.errors import CaseFileError, MantraError
 
 
 def _suite() -> Suite:
@@ -29,10 +29,19 @@ def _suite() -> Suite:
 
 def test_suite_round_trips_through_jsonl(tmp_path: Path) -> None:
     suite = _suite()
-    write_suite(suite, tmp_path / "ops")
-    assert load_suite(tmp_path / "ops") == suite
+    written = write_suite(suite, tmp_path / "ops")
+    assert load_suite(tmp_path / "ops") == written
+    assert written.cases == suite.cases and written.manifest.cases_digest != suite.manifest.cases_digest == ""
     lines = (tmp_path / "ops" / "suite.jsonl").read_text().splitlines()
     assert len(lines) == 3 and '"op":"no_call"' in lines[0]
+
+
+def test_hand_edited_cases_are_refused_until_the_suite_is_rewritten(tmp_path: Path) -> None:
+    write_suite(_suite(), tmp_path / "ops")
+    jsonl = tmp_path / "ops" / "suite.jsonl"
+    jsonl.write_text(jsonl.read_text().replace("ops-1", "ops-9"))
+    with pytest.raises(CaseFileError, match=r"suite.jsonl: the cases changed since .*manifest.json was written"):
+        load_suite(tmp_path / "ops")
 
 
 def test_case_lookup_by_id_and_index() -> None:

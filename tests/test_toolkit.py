@@ -175,3 +175,22 @@ def test_lists_of_scalars_and_of_flat_records_are_described_inline_and_validated
     _, error = airline.execute("book", {"flight_ids": "F1", "passengers": [{"name": "Ann", "seat": 3, "x": 1}]})
     assert error is not None and error.code == "invalid_arguments"
     assert "flight_ids" in error.message and "passengers.0.x" in error.message
+
+
+def test_a_parameter_named_title_or_properties_is_kept_while_schema_titles_are_dropped() -> None:
+    class Library(Toolkit):
+        @tool(kind="read")
+        def find_book(self, title: str, properties: int = 0) -> str:
+            """Find a book.
+
+            Args:
+                title: The book's title.
+                properties: How many copies.
+            """
+            return title
+
+    (spec,) = Library.tool_specs()
+    assert spec.required == ["title"] and list(spec.properties) == ["title", "properties"]
+    assert spec.properties["title"] == {"type": "string", "description": "The book's title."}
+    assert "title" not in spec.properties["properties"] and "title" not in spec.parameters
+    assert Library().execute("find_book", {"title": "Dune"}) == ("Dune", None)

@@ -1,18 +1,20 @@
 """Domains: a manual, a toolkit over a simulated database, the base data, and the suites built on them.
 
-Each domain is a package ``mantra_env.domains.<name>`` exposing ``DOMAIN: Domain``; it is imported only when
-first asked for (:func:`load_domain`), so importing mantra-env does not import every domain.
+Each domain is a package exposing ``DOMAIN: Domain`` (shipped under ``mantra_env/domains/``, or the user's: see
+:mod:`mantra_env.domains.discovery`); it is imported only when first asked for (:func:`load_domain`), so
+importing mantra-env does not import every domain.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import json
-import pkgutil
+import sys
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -21,15 +23,12 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.case import Suite, load_suite
+from mantra_env.domains.discovery import DomainSource, domain_info, domain_source, domain_sources, suite_folders
 from mantra_env.domains.overlay import OverlayDatabase
-from mantra_env.errors import MantraError, did_you_mean, error_path
+from mantra_env.errors import DomainError, did_you_mean, error_path
 from mantra_env.toolkit import Toolkit
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolKind
-
-
-class DomainError(MantraError, LookupError):
-    """A domain, suite or database patch is unknown or malformed."""
 
 
 class EpisodeConstants(NamedTuple):
@@ -51,8 +50,19 @@ class Domain:
     """Builds the toolkit over a fresh database."""
     database_model: type[BaseModel]
     base_data: dict[str, Any]
-    suite_dirs: dict[str, Path] = field(default_factory=dict)
-    """Suite name -> folder with suite.jsonl and manifest.json."""
+    folder: Path | None = None
+    """The domain folder (``suites/``, ``domain.yaml``), if it has one."""
+
+    @property
+    def suite_dirs(self) -> dict[str, Path]:
+        """Suite name -> folder with suite.jsonl and manifest.json, read from the folder each time (so a suite
+        built after the domain was imported is seen)."""
+        return suite_folders(self.folder) if self.folder is not None else {}
+
+    @property
+    def default_suite(self) -> str | None:
+        """The suite ``--suite <domain>`` and ``mantra/<domain>-vN`` name (``domain.yaml``'s ``default_suite``)."""
+        return domain_info(self.folder).default_suite if self.folder is not None else None
 
     @cached_property
     def _base_json(self) -> str:
@@ -111,16 +121,16 @@ class Domain:
     def from_folder(
         cls, folder: Path, name: str, toolkit: Callable[[Any], Toolkit], database_model: type[BaseModel]
     ) -> Domain:
-        """The domain laid out in ``folder``: ``manual.md``, ``db.json`` and ``suites/<suite>/`` (each suite a
-        folder with a ``manifest.json``)."""
-        suites = sorted((folder / "suites").glob("*"))
+        """The domain laid out in ``folder``: ``manual.md``, ``db.json``, ``suites/<suite>/`` (each suite a
+        folder with a ``manifest.json``) and ``domain.yaml`` (``default_suite: NAME``; needed once a suite ships).
+        """
         return cls(
             name=name,
             manual=(folder / "manual.md").read_text(encoding="utf-8"),
             toolkit=toolkit,
             database_model=database_model,
             base_data=load_json(folder / "db.json"),
-            suite_dirs={path.name: path for path in suites if (path / "manifest.json").exists()},
+            folder=folder,
         )
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -259,22 +269,45 @@ def _child(node: Any, key: str, message: str) -> Any:
 
 
 def domain_names() -> list[str]:
-    """Names of the domains shipped with mantra-env."""
-    return sorted(module.name for module in pkgutil.iter_modules(__path__) if module.ispkg)
+    """Names of the domains mantra-env can load: shipped, installed (entry points) and on ``MANTRA_DOMAINS_PATH``."""
+    return list(domain_sources())
 
 
 def load_domain(name: str) -> Domain:
     """Import and return a domain by name, with a "did you mean" for typos."""
-    names = domain_names()
-    if name not in names:
+    source = domain_source(name)
+    if source is None:
+        names = domain_names()
         hint = did_you_mean(name, names)
         hint = f"{hint} " if hint else ""
-        raise DomainError(f"unknown domain {name!r}: {hint}known domains: {', '.join(names) or 'none'}")
-    module = importlib.import_module(f"{__name__}.{name}")
-    domain = getattr(module, "DOMAIN", None)
+        raise DomainError(
+            f"unknown domain {name!r}: {hint}known domains: {', '.join(names) or 'none'} (a domain of your own: "
+            "see docs/domains.md)"
+        )
+    domain = getattr(_import(source), "DOMAIN", None)
     if not isinstance(domain, Domain):
-        raise DomainError(f"domain package {module.__name__} does not define DOMAIN = Domain(...)")
+        raise DomainError(f"domain package {source.module} ({source.folder}) does not define DOMAIN = Domain(...)")
+    if domain.name != name:
+        raise DomainError(f"{source.folder}: its DOMAIN is named {domain.name!r}; name it {name!r}, as its folder")
     return domain
+
+
+def _import(source: DomainSource) -> Any:
+    """The domain's module, imported once (from its folder for ``MANTRA_DOMAINS_PATH``, else by name)."""
+    if not source.on_path or source.module in sys.modules:
+        return importlib.import_module(source.module)
+    spec = importlib.util.spec_from_file_location(
+        source.module, source.folder / "__init__.py", submodule_search_locations=[str(source.folder)]
+    )
+    assert spec is not None and spec.loader is not None  # a file location always has a spec and loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[source.module] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[source.module]
+        raise
+    return module
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -285,7 +318,8 @@ def load_json(path: Path) -> dict[str, Any]:
 
 
 def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
-    """A suite by name (``operations`` or ``operations/starter``) or by folder path, with its domain if known.
+    """A suite by name (``DOMAIN``, its default suite, or ``DOMAIN/SUITE``) or by folder path, with its domain if
+    known.
 
     A suite whose domain is known is checked against it (:meth:`Domain.check_suite`).
     """
@@ -300,16 +334,24 @@ def find_suite(name_or_path: str) -> tuple[Domain | None, Suite]:
     if domain_name not in domain_names() and (path.suffix or len(path.parts) > 2 or name_or_path[:1] in "./~"):
         raise DomainError(f"{name_or_path}: no such suite folder or file (and not a suite name: DOMAIN/SUITE)")
     domain = load_domain(domain_name)
-    if not domain.suite_dirs:
+    suite_dirs = domain.suite_dirs
+    if not suite_dirs:
         raise DomainError(f"the {domain_name} domain has no suite yet (its suite comes from the generation pipeline)")
-    key = suite_name or next(iter(domain.suite_dirs))
-    if key not in domain.suite_dirs:
-        hint = did_you_mean(key, domain.suite_dirs)
+    key = suite_name or domain.default_suite
+    if key is None:
+        names = ", ".join(f"{domain_name}/{name}" for name in suite_dirs)
         raise DomainError(
-            f"domain {domain_name!r} has no suite {key!r}; {hint + ' ' if hint else ''}"
-            f"its suites: {', '.join(domain.suite_dirs)}"
+            f"domain {domain_name!r} declares no default suite: name one ({names}), or declare it with a line "
+            "`default_suite: NAME` in the domain folder's domain.yaml"
         )
-    suite = load_suite(domain.suite_dirs[key])
+    if key not in suite_dirs:
+        hint = did_you_mean(key, suite_dirs)
+        declared = "" if suite_name else " (the default_suite its domain.yaml declares)"
+        raise DomainError(
+            f"domain {domain_name!r} has no suite {key!r}{declared}; {hint + ' ' if hint else ''}"
+            f"its suites: {', '.join(suite_dirs)}"
+        )
+    suite = load_suite(suite_dirs[key])
     domain.check_suite(suite)
     return domain, suite
 

@@ -1,4 +1,5 @@
-"""``python -m mantra_env.domains [--check]``: export (or verify) each domain's ``tools.json``.
+"""``python -m mantra_env.domains [--check]``: export (or verify) each domain's ``tools.json`` (the user's domains
+on ``MANTRA_DOMAINS_PATH`` or installed included).
 
 The file is derived from the toolkit's signatures and docstrings; it is checked in so that readers and other
 tools can see the schema without importing Python, and ``--check`` (run by ``make test``) fails if it is stale.
@@ -6,18 +7,20 @@ tools can see the schema without importing Python, and ``--check`` (run by ``mak
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
 
 from mantra_env.cli import command_parser
 from mantra_env.domains import domain_names, load_domain
+from mantra_env.domains.discovery import domain_source
 
 
 def rendered(name: str) -> tuple[Path, str]:
     domain = load_domain(name)
-    folder = Path(importlib.import_module(f"mantra_env.domains.{name}").__file__ or "").parent
+    source = domain_source(name)
+    assert source is not None  # load_domain found it
+    folder = source.folder
     specs = [spec.model_dump(mode="json") for spec in domain.toolkit(domain.fresh_database()).tool_specs()]
     return folder / "tools.json", json.dumps(specs, indent=2, ensure_ascii=False) + "\n"
 

@@ -26,6 +26,8 @@ def _copy_with(tmp_path: Path, checks: list[dict[str, Any]], **first_case: Any) 
     case.update(first_case)
     lines[0] = json.dumps(case)
     (folder / "suite.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "cases_digest": ""}), encoding="utf-8")
     return folder
 
 

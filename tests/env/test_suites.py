@@ -13,7 +13,7 @@ from mantra_env import registration
 from mantra_env.checks import Call, Follows, Precedes, TraceIndex, evaluate
 from mantra_env.env import MantraEnv
 
-SUITE_IDS = sorted(registration.env_id(name) for name in registration.shipped_suites())
+SUITE_IDS = registration.suite_env_ids()
 CASES = [
     (env_id, case.id)
     for env_id in SUITE_IDS

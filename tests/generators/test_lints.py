@@ -1,4 +1,4 @@
-"""Argument-insensitive world models are warned about (generators/lints.py): by the world-model stage without the
+"""Argument-insensitive world models are warned about (mantra_env/lints.py): by the world-model stage without the
 checks, and by the validation stage against the parameters the checks pin."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from generators.artifacts import Scenario, ScenarioDraft, WorldModelAnswer, WorldModelSchema
-from generators.lints import identifying_params, ignored_pins, insensitive_writes
 from generators.llm import AnswerCheck
 from generators.prompts import full_pass
 from generators.worldgen import generate_world_model
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.domains import load_domain
+from mantra_env.lints import identifying_params, ignored_pins, insensitive_writes
 from mantra_env.worldmodel import parse_model
 
 TOOLS = load_domain("operations").tool_specs()

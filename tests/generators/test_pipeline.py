@@ -18,6 +18,7 @@ from agents.base import play
 from agents.scripted import OraclePolicy
 from generators.artifacts import SampleValidation
 from generators.config import GenerationConfig, load_config
+from generators.export import first_valid_round
 from generators.pipeline import PipelineResult, run_pipeline
 from generators.replay import PROVIDER
 from generators.rundir import STAGE_ORDER
@@ -83,6 +84,8 @@ def test_manual_to_exported_suite(finished: tuple[PipelineResult, list[str]]) ->
     env = MantraEnv(suite, domain)
     for case in suite.cases:
         assert case.provenance.source == "generated" and case.validation.status == "validated"
+        record = case.validation
+        assert record.first_valid_round == first_valid_round(record.history, record.rounds) is not None
         assert case.sample_chunk_ids == ["c03", "c04"]
         solver = CaseSolver(case.world_model, case.checks, 16, case.scenario.valuation, tools)
         assert solver.forward().status == "consistent", case.id

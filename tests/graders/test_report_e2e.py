@@ -277,7 +277,7 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 FUNNEL_TITLE = GENERATION_TITLE
 FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "generated", "forward-validated",
                  "backward-validated", "final", "final / generated (%)", "awaiting a human", "rejected",
-                 "replay failed"]  # fmt: skip
+                 "replay failed", "passed by a trivial agent", "screened out (by reason)"]  # fmt: skip
 
 
 DOMAIN = load_domain("operations")
@@ -287,10 +287,11 @@ STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} ± {bootstrap_ci([float(n) 
 
 def expected_funnel_row(counts: dict[str, int]) -> list[str]:
     stages = ("generated", "forward_validated", "backward_validated", "final")
-    outcomes = ("awaiting_human", "rejected", "replay_failed")
+    outcomes = ("awaiting_human", "rejected", "replay_failed", "trivially_passed")
+    screened = "none" if "replay_failed" in counts else "n/a"  # a screened manifest with nothing screened out
     return ["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
             STARTER_CHECKS, *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
-            *(str(counts[o]) if o in counts else "n/a" for o in outcomes)]  # fmt: skip
+            *(str(counts[o]) if o in counts else "n/a" for o in outcomes), screened]  # fmt: skip
 
 
 def assert_funnel(out: Path, counts: dict[str, int]) -> None:
@@ -305,7 +306,7 @@ def assert_funnel(out: Path, counts: dict[str, int]) -> None:
 @pytest.mark.parametrize("given", ["folder", "manifest"])
 def test_funnel_of_a_suite_given_with_suite_option(given: str, scripted_db: Path, tmp_path: Path) -> None:
     counts = {"generated": 40, "forward_validated": 22, "backward_validated": 25, "final": 19}
-    counts |= {"awaiting_human": 4, "rejected": 16, "replay_failed": 1}  # what the generator's export records
+    counts |= {"awaiting_human": 4, "rejected": 16, "replay_failed": 1, "trivially_passed": 2}  # the export's counts
     folder = generated_suite(tmp_path / "generated", counts)
     argument = folder if given == "folder" else folder / "manifest.json"
     out = tmp_path / "report"

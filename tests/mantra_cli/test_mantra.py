@@ -75,9 +75,19 @@ def test_run_delegates_to_the_runner(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["suites"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["domain", "suite", "cases", "gymnasium", "id"]
-    assert lines[1].split() == ["operations", "operations/starter", "14", "mantra/operations-v0"]
-    assert len(lines) == 1 + len(list_suites())
+    assert lines[0].split() == ["domain", "suite", "version", "cases", "gymnasium", "ids"]
+    assert lines[1].split() == [
+        "operations",
+        "operations/starter",
+        "*",
+        "0",
+        "14",
+        "mantra/operations-v0,",
+        "operations/starter-v0",
+    ]
+    assert "retail      (no suite yet)" in lines
+    suites, without = list_suites()
+    assert len(lines) == 1 + len(suites) + len(without) + 2 and lines[-1].startswith("* the domain's default suite")
 
 
 def test_suites_as_json_names_what_run_and_gymnasium_take(capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,9 +98,12 @@ def test_suites_as_json_names_what_run_and_gymnasium_take(capsys: pytest.Capture
     assert main(["suites", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     starter = next(record for record in records if record["suite"] == "operations/starter")
-    assert starter["cases"] == 14 and starter["env_id"] in gymnasium.registry
+    assert starter["cases"] == 14 and starter["default"] and starter["version"] == 0
+    assert starter["env_ids"] == ["mantra/operations-v0", "operations/starter-v0"]
+    assert all(identifier in gymnasium.registry for identifier in starter["env_ids"])
     for record in records:
-        assert (Path(record["folder"]) / "manifest.json").is_file()
+        assert record["suite"] is None or (Path(record["folder"]) / "manifest.json").is_file()
+    assert {"domain": "retail", "suite": None, "cases": 0, "env_ids": []} in records
 
 
 def test_the_console_script_is_declared() -> None:

@@ -157,11 +157,14 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], *parts: str) -> str:
 
 
 def _starter_copy(folder: Path) -> Path:
-    """A copy of the operations starter suite (same domain/name) to edit."""
+    """A copy of the operations starter suite (same domain/name) to edit (without the manifest's cases_digest, which
+    refuses hand-edited cases)."""
     from mantra_env.domains import load_domain
 
     source = load_domain("operations").suite_dirs["starter"]
     shutil.copytree(source, folder)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "cases_digest": ""}), encoding="utf-8")
     return folder
 
 

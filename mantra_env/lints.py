@@ -1,4 +1,5 @@
-"""Warnings about argument-insensitive world models (issue 14.4), recorded, never fatal.
+"""Warnings about argument-insensitive world models (issue 14.4), recorded, never fatal; used by the generation
+pipeline and the authoring tool.
 
 A postcondition that updates the state whatever the call's arguments (``(= (next cancelled) true)`` for
 ``cancel_order(order_id)``) lets a call with other arguments reach the goal, so the backward audit finds every
@@ -7,8 +8,8 @@ check that pins the scenario's arguments over-restrictive. Two lints:
 - :func:`insensitive_writes` (the world-model stage, which never sees the checks): a write tool's
   postcondition ignores every identifying parameter (``*_id``, ``*_ids``, ``id``; the required ones if it has
   none).
-- :func:`ignored_pins` (the validation stage, which sees both artifacts): a postcondition of a tool the checks
-  pin ignores the parameters the checks pin.
+- :func:`ignored_pins` (the validation stage and the authoring tool, which see both artifacts): a postcondition of
+  a tool the checks pin ignores the parameters the checks pin.
 
 They are not sent back to the writers as repair requests: a write whose effect legitimately does not depend on
 an argument (a free-text note) would otherwise cost a sample its repair attempts; the world-model prompt says

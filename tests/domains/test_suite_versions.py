@@ -1,0 +1,54 @@
+"""A shipped suite's version changes whenever its cases do: each (suite, version) pins the digest of its cases.
+
+When this fails because you changed a suite's cases: bump ``version`` in its source (or generation config),
+rebuild it, and add the new (version, digest) pair below; keep the old pairs (a version names one set of cases).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import mantra_env  # noqa: F401 - registers the shipped suites
+from mantra_env.case import cases_digest, load_suite
+from mantra_env.domains import find_suite
+from mantra_env.registration import catalog
+
+PINNED: dict[str, dict[int, str]] = {
+    "operations/starter": {0: "e84e5a8ccb53e5e4ac2da9bf909a2e5c28632991b4d7cefe913bc602d3783778"},
+}
+ENTRIES = catalog()[0]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[entry.run_name for entry in ENTRIES])
+def test_each_shipped_suite_version_names_one_set_of_cases(entry: object) -> None:
+    from mantra_env.domains.discovery import SuiteEntry
+
+    assert isinstance(entry, SuiteEntry)
+    digest = cases_digest(load_suite(entry.folder).cases)
+    pins = PINNED.get(entry.run_name, {})
+    assert entry.version in pins, f"{entry.run_name} v{entry.version} is not pinned: add {entry.version}: {digest!r}"
+    assert pins[entry.version] == digest, f"{entry.run_name}'s cases changed: bump its version (now {entry.version})"
+    assert load_suite(entry.folder).manifest.cases_digest == digest  # the file is what the manifest says
+
+
+def test_the_default_suite_answers_to_the_domain_name_in_the_cli_and_gymnasium() -> None:
+    domain, by_domain = find_suite("operations")
+    assert domain is not None and domain.default_suite == "starter"
+    assert by_domain.manifest == find_suite("operations/starter")[1].manifest
+    for identifier in ("mantra/operations-v0", "operations/starter-v0"):
+        suite = gym.make(identifier).unwrapped.suite  # type: ignore[attr-defined]
+        assert suite.manifest == by_domain.manifest and [c.id for c in suite.cases] == [c.id for c in by_domain.cases]
+
+
+def test_a_domain_with_no_suite_says_so_in_the_cli_and_gymnasium() -> None:
+    from mantra_env.domains import DomainError
+
+    for make in (lambda: find_suite("retail"), lambda: gym.make("mantra/retail-v0")):
+        with pytest.raises(DomainError, match="the retail domain has no suite yet"):
+            make()
+
+
+def test_an_old_version_is_answered_with_the_current_one() -> None:
+    with pytest.raises(gym.error.Error, match=r"`mantra/operations` .* provides versioned environments: \[ `v0` \]"):
+        gym.make("mantra/operations-v7")
