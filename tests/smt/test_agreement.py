@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +14,7 @@ from mantra_env.tools import ToolSpec
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import parse_model
 from tests.checks.strategies import checks, traces
+from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
 
 
@@ -64,39 +68,9 @@ typed_checks = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
-@given(typed_checks, typed_calls)
-def test_agreement_with_typed_parameter_slots(
-    check_list: list[Check], calls: list[tuple[str, dict[str, object]]]
-) -> None:
-    trace = Trace.of(*calls)
-    verdicts = evaluate_checks(check_list, trace.calls, TYPED_MODEL, PAPER_TOOLS)
-    assert verdicts == grader_verdicts(check_list, trace)
-
-
 # List parameters the world model binds become bounded sequences (a length and element slots): pinned lists
 # match in order (new_item_ids, x-ordered in the schema) or up to permutation (item_ids), as in the grader.
-LIST_TOOLS = [
-    ToolSpec(
-        name="exchange_items",
-        kind="write",
-        parameters={
-            "type": "object",
-            "properties": {
-                "item_ids": {"type": "array", "items": {"type": "string"}},
-                "new_item_ids": {"type": "array", "items": {"type": "string"}, "x-ordered": True},
-                "payments": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"payment_id": {"type": "string"}, "amount": {"type": "number"}},
-                    },
-                },
-            },
-            "required": ["item_ids", "new_item_ids", "payments"],
-        },
-    ),
-]
+LIST_TOOLS = [list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS, payments=PAYMENTS)]
 LIST_MODEL = parse_model("""
 (model
   (var swapped (Array String))
@@ -138,11 +112,17 @@ list_checks = st.lists(
 )
 
 
+SLOT_CASES: dict[str, tuple[Any, Any, Any, list[ToolSpec]]] = {
+    "typed": (typed_checks, typed_calls, TYPED_MODEL, PAPER_TOOLS),
+    "lists": (list_checks, list_calls, LIST_MODEL, LIST_TOOLS),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SLOT_CASES))
 @settings(max_examples=150, deadline=None)
-@given(list_checks, list_calls)
-def test_agreement_with_list_parameter_slots(
-    check_list: list[Check], calls: list[tuple[str, dict[str, object]]]
-) -> None:
-    trace = Trace.of(*calls)
-    verdicts = evaluate_checks(check_list, trace.calls, LIST_MODEL, LIST_TOOLS)
-    assert verdicts == grader_verdicts(check_list, trace)
+@given(data=st.data())
+def test_agreement_with_typed_parameter_slots(case: str, data: st.DataObject) -> None:
+    checks_of, calls_of, model, tools = SLOT_CASES[case]
+    check_list: list[Check] = data.draw(checks_of)
+    trace = Trace.of(*data.draw(calls_of))
+    assert evaluate_checks(check_list, trace.calls, model, tools) == grader_verdicts(check_list, trace)

@@ -8,26 +8,14 @@ import pytest
 from graders import grade
 from mantra_env.checks import parse_check
 from mantra_env.smt.queries import CaseSolver, SmtInputError
-from mantra_env.tools import ToolSpec
 from mantra_env.trace import Trace
-
-_IDS = {"type": "array", "items": {"type": "string"}}
-_PAYMENTS = {
-    "type": "array",
-    "items": {"type": "object", "properties": {"payment_id": {"type": "string"}, "amount": {"type": "number"}}},
-}
-
-
-def _tool(name: str, kind: str = "write", **properties: object) -> ToolSpec:
-    schema = {"type": "object", "properties": properties, "required": sorted(properties)}
-    return ToolSpec(name=name, kind=kind, parameters=schema)  # type: ignore[arg-type]
-
+from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool
 
 TOOLS = [
-    _tool("get_order", "read", order_id={"type": "string"}),
-    _tool("return_items", order_id={"type": "string"}, item_ids=_IDS),
-    _tool("pay", payments=_PAYMENTS),
-    _tool("exchange_items", item_ids=_IDS, new_item_ids={**_IDS, "x-ordered": True}),
+    list_tool("get_order", "read", order_id={"type": "string"}),
+    list_tool("return_items", order_id={"type": "string"}, item_ids=IDS),
+    list_tool("pay", payments=PAYMENTS),
+    list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS),
 ]
 MODEL = """
 (model

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import (
     DslTypeError,
     ListType,
@@ -19,26 +18,10 @@ from mantra_env.worldmodel import (
 )
 from mantra_env.worldmodel.ast import INT, REAL, STRING, EnumType, FieldDecl
 from mantra_env.worldmodel.edits import AddCondition, ChangeConstant, Draft, apply_edit
+from tests.list_tools import IDS, PAYMENTS, list_tool
 
-_IDS = {"type": "array", "items": {"type": "string"}}
-_PAYMENTS = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"payment_id": {"type": "string"}, "amount": {"type": "number"}},
-        "required": ["payment_id", "amount"],
-    },
-}
 TOOLS = [
-    ToolSpec(
-        name="return_items",
-        kind="write",
-        parameters={
-            "type": "object",
-            "properties": {"order_id": {"type": "string"}, "item_ids": _IDS, "payments": _PAYMENTS},
-            "required": ["order_id", "item_ids"],
-        },
-    ),
+    list_tool("return_items", optional=("payments",), order_id={"type": "string"}, item_ids=IDS, payments=PAYMENTS)
 ]
 MODEL = """\
 (model
@@ -63,16 +46,16 @@ MODEL = """\
 
 
 def test_list_types_come_from_the_tool_schema() -> None:
-    assert schema_type(_IDS) == ListType(STRING)
+    assert schema_type(IDS) == ListType(STRING)
     assert schema_type({"type": "array", "items": {"type": "integer"}}) == ListType(INT)
     assert schema_type({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}) == ListType(
         EnumType(("a", "b"))
     )
     record = RecordType((FieldDecl("payment_id", STRING), FieldDecl("amount", REAL)))
-    assert schema_type(_PAYMENTS) == ListType(record)
+    assert schema_type(PAYMENTS) == ListType(record)
     # nested lists, objects with object fields and arrays without items are not expressible
-    assert schema_type({"type": "array", "items": _IDS}) is None
-    assert schema_type({"type": "array", "items": {"type": "object", "properties": {"a": _IDS}}}) is None
+    assert schema_type({"type": "array", "items": IDS}) is None
+    assert schema_type({"type": "array", "items": {"type": "object", "properties": {"a": IDS}}}) is None
     assert schema_type({"type": "array"}) is None
 
 
