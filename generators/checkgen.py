@@ -11,7 +11,7 @@ from generators.scenarios import scenario_text
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.errors import MantraError
-from mantra_env.tools import ToolSpec, call_problem
+from mantra_env.tools import ToolSpec, call_problem, with_list_order
 
 
 def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseCheck]:
@@ -35,7 +35,8 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
         if bad:
             problems.append(f"check {draft.id} ({draft.check}) {bad[0]}")
             continue
-        entries.append(CaseCheck(id=draft.id, check=check))
+        # Pinned lists compare as the tool schema says (x-ordered), whether or not the model wrote IN ORDER.
+        entries.append(CaseCheck(id=draft.id, check=with_list_order(check, specs)))
     if problems:
         raise RepairNeeded.listing(problems)
     return entries

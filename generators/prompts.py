@@ -18,8 +18,11 @@ CHECK_LANGUAGE = (
     "Check language (one check per string):\n"
     + prompt_section()  # the operator table of mantra_env.checks.operators, also behind the semantics' docstring
     + """
-Argument values are JSON literals: "text", 12, 2.5, true. Pin only values the scenario fixes (ids, quantities,
-codes, enum values); do not pin free text such as reasons or addresses."""
+Argument values are JSON literals: "text", 12, 2.5, true, ["a", "b"], {"k": 1}. Pin only values the scenario fixes
+(ids, quantities, codes, enum values); do not pin free text such as reasons or addresses.
+A pinned list matches a call whose list has the same elements, each as often, in any order (item_ids=["a", "b"]
+matches ["b", "a"], not ["a"] or ["a", "b", "b"]); a parameter marked "in order" (new_item_ids, paired position
+by position with item_ids) matches only the same order: pin both lists in the scenario's pairing."""
 )
 
 DSL_LANGUAGE = """\
@@ -31,9 +34,15 @@ World-model DSL (S-expressions):
       (params (TOOL_ARG local) ...)         bind tool arguments to local names
       (pre EXPR ...)                        must hold before the call (all of them)
       (post EXPR ...)))                     relate the state after the call: (= (next VAR) EXPR)
-  Types: Int Real Bool String (Enum "A" "B") (Record (field TYPE) ...) (Array TYPE).
+  Types: Int Real Bool String (Enum "A" "B") (Record (field TYPE) ...) (Array TYPE) (List TYPE).
   Expressions: true false 3 2.5 "text" VAR (param local) (next VAR) (field EXPR name) (contains ARRAY EXPR)
     (= a b) (< a b) (<= a b) (> a b) (>= a b) (+ a b) (- a b) (* a b) (/ a b) (and ...) (or ...) (not a) (=> a b)
+  Lists: a tool's array parameter is a (List T) (an array of objects: a List of Records); a list constant is
+    (const ITEMS (List String) ("a" "b")); a literal is (list "a" "b"). On a list L: (contains L x) (length L)
+    (empty L) (sum L) (subset L S) (every element of L is in the list or array S); (field L f) is the list of the
+    elements' f (e.g. (sum (field (param pays) amount))). Lists are never compared with =. State collections are
+    (Array T) variables, updated with (union A L) and (difference A L):
+    (= (next returned) (union returned (param items))) says "these items are now returned".
   A variable not set by (next VAR) in a postcondition keeps its value. Goals are expressions over the state
   variables that the final state of a compliant run satisfies."""
 
@@ -52,13 +61,26 @@ confirm the cancellation", the customer's email and zip code, the reason they gi
 variables. Never assume a tool for the purpose (no confirm or ask-the-customer tool): only the listed tools exist."""
 
 
+def _param_type(prop: dict[str, object]) -> str:
+    """``string``, ``array[string]``, ``array[{payment_id: string, amount: number}]``."""
+    items = prop.get("items")
+    if prop.get("type") != "array" or not isinstance(items, dict):
+        return str(prop.get("type", "any"))
+    fields = items.get("properties")
+    if items.get("type") == "object" and isinstance(fields, dict):
+        inner = ", ".join(f"{k}: {v.get('type', 'any') if isinstance(v, dict) else 'any'}" for k, v in fields.items())
+        return f"array[{{{inner}}}]"
+    return f"array[{items.get('type', 'any')}]"
+
+
 def tool_block(tools: Sequence[ToolSpec]) -> str:
     """The tools as the prompts show them: name, kind, description and parameters."""
     lines = []
     for spec in tools:
         params = ", ".join(
-            f"{name}: {prop.get('type', 'any')}{'' if name in spec.required else '?'}"
+            f"{name}: {_param_type(prop)}{'' if name in spec.required else '?'}"
             + (f" {json.dumps(prop['enum'])}" if "enum" in prop else "")
+            + (" in order" if spec.ordered(name) else "")
             for name, prop in spec.properties.items()
         )
         lines.append(

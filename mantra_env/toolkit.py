@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from mantra_env.errors import MantraError, error_path
 from mantra_env.limits import MAX_STRING_CHARS, bounded, json_problem
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ORDERED_KEY, ToolSpec
 from mantra_env.trace import ToolError, ToolKind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,6 +53,10 @@ def tool(*, kind: ToolKind) -> Callable[[F], F]:
 
     return mark
 
+
+# ``new_item_ids: Annotated[list[str], ORDERED]``: a list parameter whose order matters to the checks (paired
+# position by position with another list); every other list parameter is matched up to permutation.
+ORDERED = Field(json_schema_extra={ORDERED_KEY: True})
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _SECTION = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?):\s*$")
@@ -130,7 +134,7 @@ def derive_tool(owner: type, name: str, method: Callable[..., Any], kind: ToolKi
     if not summary:
         raise ToolDefinitionError(f"{where}: a tool needs a docstring; its first paragraph is the tool description")
     try:
-        hints = get_type_hints(method)
+        hints = get_type_hints(method, include_extras=True)  # keeps Annotated[list[str], ORDERED]
     except NameError as exc:
         raise ToolDefinitionError(f"{where}: cannot resolve a type hint ({exc})") from None
     fields: dict[str, Any] = {}

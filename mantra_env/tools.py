@@ -12,9 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from mantra_env.checks.ast import Call, Check, NoCall, map_atoms
 from mantra_env.errors import did_you_mean
 from mantra_env.trace import ToolKind
 
+# The JSON-schema key marking a list parameter whose order matters (the one source of truth for argument matching).
+ORDERED_KEY = "x-ordered"
 _NO_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {},
@@ -48,11 +51,25 @@ class ToolSpec(BaseModel):
         schema = self.properties.get(name)
         return schema if isinstance(schema, dict) else None
 
+    def ordered(self, name: str) -> bool:
+        """Whether list parameter ``name`` is compared position by position when a check pins it (schema key
+        ``"x-ordered": true``); other lists match any permutation (see :mod:`mantra_env.checks.semantics`)."""
+        schema = self.param_schema(name)
+        return schema is not None and schema.get("type") == "array" and schema.get(ORDERED_KEY) is True
+
     def openai_schema(self) -> dict[str, Any]:
-        """The tool in OpenAI function-calling format (what litellm sends)."""
+        """The tool in OpenAI function-calling format (what litellm sends; without mantra's own schema keys,
+        which some providers refuse)."""
+        properties = {
+            name: {key: value for key, value in schema.items() if key != ORDERED_KEY}
+            if isinstance(schema, dict)
+            else schema
+            for name, schema in self.properties.items()
+        }
+        parameters = {**self.parameters, "properties": properties} if self.properties else self.parameters
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
         }
 
 
@@ -69,3 +86,30 @@ def call_problem(tool: str, arguments: Iterable[str], specs: Mapping[str, ToolSp
             f"its parameters are: {', '.join(spec.properties) or '(none)'}"
         )
     return None
+
+
+def list_order_problem(atom: Call | NoCall, specs: Mapping[str, ToolSpec]) -> str | None:
+    """Why the atom's ``ordered`` disagrees with the tool schema (None if it agrees or the tool is unknown)."""
+    spec = specs.get(atom.tool)
+    if spec is None:
+        return None
+    wanted = tuple(sorted(n for n, v in atom.args.items() if isinstance(v, list) and spec.ordered(n)))
+    if atom.ordered == wanted:
+        return None
+    return (
+        f"{atom.tool}: pinned lists compared in order are {list(atom.ordered)}, but the tool schema orders "
+        f"{list(wanted)}; write IN ORDER after exactly those values (or apply with_list_order)"
+    )
+
+
+def with_list_order(check: Check, specs: Mapping[str, ToolSpec]) -> Check:
+    """``check`` with every atom's ``ordered`` taken from the tool schema (tools not in ``specs`` unchanged)."""
+
+    def stamp(atom: Call | NoCall) -> Call | NoCall:
+        spec = specs.get(atom.tool)
+        if spec is None:
+            return atom
+        ordered = tuple(sorted(n for n, v in atom.args.items() if isinstance(v, list) and spec.ordered(n)))
+        return atom if ordered == atom.ordered else atom.model_copy(update={"ordered": ordered})
+
+    return map_atoms(check, stamp)

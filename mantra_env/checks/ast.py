@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -83,6 +84,13 @@ class _AtomBase(_Node):
         description="Partial argument map: only these arguments are compared; missing ones are wildcards.",
     )
 
+    ordered: tuple[str, ...] = Field(
+        default=(),
+        exclude_if=lambda names: not names,
+        description="Pinned list arguments compared position by position (the tool schema marks such "
+        "parameters with x-ordered); every other pinned list matches any permutation of itself.",
+    )
+
     @cached_property
     def pinned(self) -> tuple[tuple[str, JsonValue], ...]:
         """The pinned arguments as a tuple, so matching iterates a tuple instead of a dict view."""
@@ -91,7 +99,22 @@ class _AtomBase(_Node):
     @cached_property
     def match_key(self) -> str:
         """Identifies the set of calls this atom matches (the same for CALL and NO-CALL of one tool and args)."""
-        return self.tool + json.dumps(self.args, sort_keys=True, ensure_ascii=False)
+        key = self.tool + json.dumps(self.args, sort_keys=True, ensure_ascii=False)
+        return key + "~" + ",".join(self.ordered) if self.ordered else key
+
+    @model_validator(mode="after")
+    def _ordered_lists(self) -> _AtomBase:
+        for name in self.ordered:
+            if not isinstance(self.args.get(name), list):
+                raise CheckValueError(
+                    f"{self.tool}: {name!r} is marked as compared in order but is not a pinned list argument"
+                )
+        return self
+
+    @field_validator("ordered")
+    @classmethod
+    def _sorted(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(sorted(set(names)))  # canonical: equal checks have equal ASTs
 
     @field_validator("tool")
     @classmethod
@@ -199,3 +222,19 @@ def atoms(check: Check) -> list[Call | NoCall]:
 def tools_mentioned(check: Check) -> set[str]:
     """Names of the tools a check talks about."""
     return {atom.tool for atom in atoms(check)}
+
+
+def map_atoms(check: Check, change: Callable[[Call | NoCall], Call | NoCall]) -> Check:
+    """``check`` with every atom replaced by ``change(atom)`` (same structure; unchanged nodes are reused)."""
+    if isinstance(check, Call | NoCall):
+        return change(check)
+    if isinstance(check, Or):
+        left, right = map_atoms(check.left, change), map_atoms(check.right, change)
+        return check if (left, right) == (check.left, check.right) else Or(left=left, right=right)
+    if isinstance(check, After | Before):
+        target, anchor = change(check.target), change(check.anchor)
+        assert isinstance(anchor, Call)
+        return type(check)(target=target, anchor=anchor)
+    call, anchor = change(check.call), change(check.anchor)
+    assert isinstance(call, Call) and isinstance(anchor, Call)
+    return type(check)(call=call, anchor=anchor)

@@ -1,10 +1,10 @@
 """Compiled atom matching: one pass over a trace finds the steps matching every atom of a check set.
 
 This is an optimisation of :func:`mantra_env.checks.semantics.args_match`, not a second definition: the
-generated code inlines the scalar cases of ``values_equal`` and calls ``values_equal`` itself for lists and
-objects, and a property test asserts it agrees with the lazy path on random atoms and traces. Grading is
-on the hot path of evaluation and RL loops; a generated ``if`` chain avoids a Python function call per
-(call, atom) pair, which is most of the cost of grading.
+generated code inlines the scalar cases of ``values_equal`` and calls ``values_equal`` itself for objects and
+lists compared in order (``bag_equal`` for the others), and a property test asserts it agrees with the lazy
+path on random atoms and traces. Grading is on the hot path of evaluation and RL loops; a generated ``if``
+chain avoids a Python function call per (call, atom) pair, which is most of the cost of grading.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from mantra_env.checks.ast import Call, NoCall
-from mantra_env.checks.semantics import CallLike, values_equal
+from mantra_env.checks.semantics import CallLike, bag_equal, values_equal
 
 _MISSING = object()
 _Matcher = Callable[[Sequence[CallLike]], dict[str, tuple[int, ...]]]
@@ -23,7 +23,7 @@ _CACHE: dict[tuple[str, ...], _Matcher] = {}
 _CACHE_LIMIT = 4096
 
 
-def _condition(name: str, value: JsonValue, constants: dict[str, Any]) -> str:
+def _condition(name: str, value: JsonValue, constants: dict[str, Any], ordered: tuple[str, ...]) -> str:
     got = f"(v := a.get({name!r}, M))"
     if isinstance(value, bool):
         return f"{got} is {value!r}"
@@ -35,6 +35,8 @@ def _condition(name: str, value: JsonValue, constants: dict[str, Any]) -> str:
         return f"({got}.__class__ in NUM and v == {value!r})"
     slot = f"C{len(constants)}"
     constants[slot] = value
+    if isinstance(value, list) and name not in ordered:
+        return f"BAG({slot}, {got})"
     return f"EQ({slot}, {got})"
 
 
@@ -57,14 +59,16 @@ def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
         lines.append("            a = call.args")
         for slot, atom in slots:
             if atom.args:
-                test = " and ".join(_condition(name, value, constants) for name, value in atom.args.items())
+                test = " and ".join(
+                    _condition(name, value, constants, atom.ordered) for name, value in atom.args.items()
+                )
                 lines.append(f"            if {test}:")
                 lines.append(f"                found[{slot}].append(step)")
             else:
                 lines.append(f"            found[{slot}].append(step)")
         lines.append("            continue")
     lines.append("    return {" + ", ".join(f"K{slot}: tuple(found[{slot}])" for slot in range(len(keys))) + "}")
-    namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, **constants}
+    namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, "BAG": bag_equal, **constants}
     namespace.update({f"K{slot}": key for slot, key in enumerate(keys)})
     exec(compile("\n".join(lines), "<compiled check atoms>", "exec"), namespace)
     run: _Matcher = namespace["run"]

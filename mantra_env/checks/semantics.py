@@ -15,7 +15,14 @@ Matching
     * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides;
     * numbers are compared by numeric value, so ``2150 == 2150.0``; booleans are not numbers
       (``true != 1``) and ``null`` equals only ``null``;
-    * lists compare element-wise in order, objects key-wise (same keys, equal values);
+    * a pinned list argument matches a list that is a permutation of it (the same elements, each as often:
+      ``["a", "b"]`` matches ``["b", "a"]``, not ``["a", "b", "b"]``), unless the atom lists the argument in
+      ``ordered`` (text form: ``name=[...] IN ORDER``), where it compares element-wise in order. ``ordered``
+      comes from the tool schema: a list parameter marked ``"x-ordered": true`` (e.g. ``new_item_ids``,
+      paired position by position with ``item_ids``) is compared in order, every other list is not
+      (:func:`mantra_env.checks.order.with_list_order` stamps atoms from the schema);
+    * nested lists (inside a list element or an object) compare element-wise in order, objects key-wise (same
+      keys, equal values);
     * values of different JSON types never match (``"1" != 1``).
 
     Arguments that are not pinned are wildcards; an empty map matches every call to ``t``. A pinned argument
@@ -72,7 +79,7 @@ Evidence
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -117,11 +124,34 @@ def values_equal(pinned: Any, actual: Any) -> bool:
     return False
 
 
-def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
-    """Whether a call's arguments ``actual`` match the partial map ``pinned``."""
+def bag_equal(pinned: list[Any], actual: Any) -> bool:
+    """Whether ``actual`` is a list holding the canonical ``pinned`` elements in some order, each as often."""
+    if type(actual) is not list or len(actual) != len(pinned):
+        return False
+    left = list(actual)
+    for value in pinned:  # values_equal(value, .) is one class per canonical value, so greedy is exact
+        for k, got in enumerate(left):
+            if values_equal(value, got):
+                del left[k]
+                break
+        else:
+            return False
+    return True
+
+
+def arg_equal(pinned: Any, actual: Any, ordered: bool) -> bool:
+    """Whether one argument matches its pinned value: a top-level list up to permutation unless ``ordered``."""
+    if not ordered and type(pinned) is list:
+        return bag_equal(pinned, actual)
+    return values_equal(pinned, actual)
+
+
+def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any], ordered: Collection[str] = ()) -> bool:
+    """Whether a call's arguments ``actual`` match the partial map ``pinned`` (lists named in ``ordered``
+    compare in order, other top-level lists up to permutation)."""
     for name, value in pinned.items():
         got = actual.get(name, _MISSING)
-        if got is _MISSING or not values_equal(value, got):
+        if got is _MISSING or not arg_equal(value, got, name in ordered):
             return False
     return True
 
@@ -136,7 +166,7 @@ class CallLike(Protocol):
     def args(self) -> Mapping[str, Any]: ...
 
 
-def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any]) -> bool:
+def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any], ordered: tuple[str, ...]) -> bool:
     """Whether ``args`` match the pinned pairs (``args_match``, with the common scalar cases inlined)."""
     for name, value in pinned:
         got = args.get(name, _MISSING)
@@ -147,7 +177,7 @@ def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any]) -> bool:
         elif kind is int and type(got) is int:
             if got != value:
                 return False
-        elif not values_equal(value, got):
+        elif not arg_equal(value, got, name in ordered):
             return False
     return True
 
@@ -171,9 +201,9 @@ class TraceIndex:
         """Steps matching ``atom``, ascending."""
         cached = self._memo.get(atom.match_key)
         if cached is None:
-            tool, pinned = atom.tool, atom.pinned
+            tool, pinned, ordered = atom.tool, atom.pinned, atom.ordered
             cached = tuple(
-                step for step, call in enumerate(self._calls) if call.tool == tool and _scan(pinned, call.args)
+                step for step, call in enumerate(self._calls) if call.tool == tool and _scan(pinned, call.args, ordered)
             )
             self._memo[atom.match_key] = cached
         return cached

@@ -6,7 +6,7 @@ Grammar (keywords are upper case; values are JSON)::
     ordered   ::= primary [ ("AFTER" | "BEFORE" | "FOLLOWS" | "PRECEDES") atom ]
     primary   ::= atom | "(" check ")"
     atom      ::= [ "CALL" | "NO-CALL" ] TOOL [ "(" [ arg ( "," arg )* ] ")" ]
-    arg       ::= NAME "=" JSON-VALUE
+    arg       ::= NAME "=" JSON-VALUE [ "IN ORDER" ]       -- IN ORDER: a list compared position by position
 
 A bare ``TOOL`` or ``TOOL(...)`` means ``CALL TOOL(...)`` (the paper writes ``check_inventory PRECEDES
 assign_warehouse_picker``). The printer always writes the canonical form: explicit ``CALL`` / ``NO-CALL``,
@@ -186,14 +186,15 @@ class _Parser:
         elif word.upper() in ("CALL", "NO_CALL", "NOCALL", "NO"):
             raise self.error(f"unknown keyword {word!r}: write CALL or NO-CALL (upper case)", "CALL | NO-CALL")
         tool = self.take_word()
-        args = self.arguments(tool) if self.take_char("(") else {}
+        ordered: list[str] = []
+        args = self.arguments(tool, ordered) if self.take_char("(") else {}
         try:
-            return node(tool=tool, args=args)
+            return node(tool=tool, args=args, ordered=tuple(ordered))
         except ValidationError as exc:  # a value the canonicaliser rejects, e.g. 1e400 overflowing to inf
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise self.error(message, "a finite JSON value", start) from None
 
-    def arguments(self, tool: str) -> dict[str, object]:
+    def arguments(self, tool: str, ordered: list[str]) -> dict[str, object]:
         args: dict[str, object] = {}
         if self.take_char(")"):
             return args
@@ -215,6 +216,11 @@ class _Parser:
                 )
             self.expect_char("=", f"after argument name {name!r}")
             args[name] = self.value(name)
+            self.skip()
+            in_order = _IN_ORDER.match(self.text, self.pos)
+            if in_order:
+                ordered.append(name)
+                self.pos = in_order.end()
             if self.take_char(")"):
                 return args
             self.expect_char(",", f"or ')' after the value of {name!r}")
@@ -257,8 +263,14 @@ def parse_check(text: str) -> Check:
         raise parser.error(str(exc), "valid value") from None
 
 
+_IN_ORDER = re.compile(r"IN\s+ORDER\b")
+
+
 def _atom_text(atom: Call | NoCall) -> str:
-    args = ", ".join(f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in atom.args.items())
+    args = ", ".join(
+        f"{name}={json.dumps(value, ensure_ascii=False)}{' IN ORDER' if name in atom.ordered else ''}"
+        for name, value in atom.args.items()
+    )
     return f"{'CALL' if isinstance(atom, Call) else 'NO-CALL'} {atom.tool}({args})"
 
 

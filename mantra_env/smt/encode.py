@@ -39,7 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
-from mantra_env.smt.layout import SORT_CODES, Layout, Slot, z3_sort
+from mantra_env.errors import CheckValueError
+from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import EnumType, RecordType, WorldModel
@@ -63,6 +64,7 @@ class Encoding:
         initial: values for state variables at boundary 0 (unknown names are ignored: a scenario valuation
             also holds variables the world model does not track).
         extra_tools: tools to index even if neither the model nor the checks mention them (trace pinning).
+        list_bound: element slots per list argument (default: see :mod:`mantra_env.smt.layout`).
         semantics: ``"paper"`` (postconditions of every call) or ``"refusal"`` (a call whose precondition
             fails is refused and leaves the state unchanged).
     """
@@ -75,6 +77,7 @@ class Encoding:
         initial: Mapping[str, Any] | None = None,
         extra_tools: Iterable[str] = (),
         semantics: Semantics = "paper",
+        list_bound: int | None = None,
     ) -> None:
         if bound < 1:
             raise EncodingError(f"the trace bound must be at least 1, not {bound}")
@@ -85,7 +88,13 @@ class Encoding:
         self.checked = checked
         self.checks = tuple(checks)
         self.bound = bound
-        self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values())
+        try:
+            self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values(), list_bound)
+        except CheckValueError as error:
+            raise EncodingError(str(error)) from None
+        # LISTS_FIT: every list argument has at most list_bound elements. Queries assume it; a query unsat with
+        # it and sat without it needs longer lists, which is reported as such (never as "no trace").
+        self.has_lists = any(slot.sort == "List" for slots in self.layout.slots.values() for slot in slots.values())
         self.translator = Translator(checked, self.layout)
         self.check_tools = sorted({tool for check in self.checks for tool in tools_mentioned(check)})
         self.pre_templates: dict[str, list[str]] = {}  # tool -> precondition terms with {i}/{j} placeholders
@@ -124,8 +133,10 @@ class Encoding:
                 self._declare(f"A_{i}", "Bool")
             for sort, count in layout.slot_counts.items():
                 for j in range(count):
-                    self._declare(f"a_{i}_{SORT_CODES[sort]}{j}", "Int" if sort == "Id" else sort)
+                    self._declare(f"a_{i}_{SORT_CODES[sort]}{j}", DECLARED_SORT[sort])
                     self._declare(f"h_{i}_{SORT_CODES[sort]}{j}", "Bool")
+        if self.has_lists:
+            self._declare("LISTS_FIT", "Bool")
         for n, leaf in enumerate(layout.leaves):
             for b in range(h + 1) if n not in layout.static else (0,):
                 self._declare(f"s_{b}_{n}", z3_sort(leaf.type))
@@ -154,6 +165,17 @@ class Encoding:
                 for slot in slots.values()
                 if slot.enum
             ]
+            for slot in slots.values():
+                if slot.sort != "List":
+                    continue
+                length = slot.var("{i}")
+                ranges.append(f"(<= 0 {length}) (=> LISTS_FIT (<= {length} {slot.width}))")
+                ranges += [
+                    f"(<= 0 {column.var('{i}', k)}) (< {column.var('{i}', k)} {len(column.enum)})"
+                    for column in slot.columns
+                    if column.enum
+                    for k in range(slot.width)
+                ]
             if ranges:
                 per_step.append(f"(assert (=> {called} (and {' '.join(ranges)})))")
         template = "\n".join(per_step)
@@ -363,24 +385,65 @@ class Encoding:
 
 
 def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
-    """Conjuncts saying that the argument in ``slot`` at ``step`` is present and equals ``value``."""
+    """Conjuncts saying that the argument in ``slot`` at ``step`` is present and equals ``value`` (a list:
+    position by position if ``slot.ordered``, else up to permutation, as the grader matches)."""
     present = [slot.flag(step)] if slot.optional else []
-    var = slot.var(step)
-    if slot.enum is not None:
-        if not isinstance(value, str) or value not in slot.enum:
-            return ["false"]  # a schema-valid call cannot carry it
-        return [*present, f"(= {var} {slot.enum.index(value)})"]
-    if slot.sort == "Id":
-        return [*present, f"(= {var} {layout.id_of(value)})"]
-    if slot.sort == "Bool":
-        return [*present, f"(= {var} {bool_term(value)})"] if isinstance(value, bool) else ["false"]
-    if slot.sort == "Real":
+    if slot.sort == "List":
+        return _pin_list(slot, value, step, layout, present)
+    if slot.sort == "Id" and slot.enum is None:
+        return [*present, f"(= {slot.var(step)} {layout.id_of(id_value(value, slot))})"]
+    equal = _equals(slot.var(step), slot.sort, slot.enum, value, layout)
+    return ["false"] if equal == "false" else [*present, equal]
+
+
+def _equals(var: str, sort: str, enum: tuple[str, ...] | None, value: Any, layout: Layout) -> str:
+    """The term saying that ``var`` (of ``sort``) holds the JSON ``value`` ("false" if it cannot)."""
+    if enum is not None:
+        if not isinstance(value, str) or value not in enum:
+            return "false"  # a schema-valid call cannot carry it
+        return f"(= {var} {enum.index(value)})"
+    if sort == "Id":
+        key = value_key(value)
+        number = layout.interned.get(key) if key is not None else None
+        return f"(= {var} {number})" if number is not None else "false"
+    if sort == "Bool":
+        return f"(= {var} {bool_term(value)})" if isinstance(value, bool) else "false"
+    if sort == "Real":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            return ["false"]
-        return [*present, f"(= {var} {real_term(value)})"]
+            return "false"
+        return f"(= {var} {real_term(value)})"
     if isinstance(value, int) and not isinstance(value, bool):  # an Int slot
-        return [*present, f"(= {var} {int_term(value)})"]
-    return ["false"]
+        return f"(= {var} {int_term(value)})"
+    return "false"
+
+
+def _pin_list(slot: Slot, value: Any, step: int | str, layout: Layout, present: list[str]) -> list[str]:
+    if not isinstance(value, list):
+        return ["false"]
+    if len(value) > slot.width:
+        raise EncodingError(
+            f"a pinned list of {len(value)} elements is longer than the list bound {slot.width}; raise list_bound"
+        )
+
+    def element_is(k: int, item: Any) -> str:
+        if slot.columns[0].field is None:
+            return _equals(slot.columns[0].var(step, k), slot.columns[0].sort, slot.columns[0].enum, item, layout)
+        if not isinstance(item, dict) or set(item) != {column.field for column in slot.columns}:
+            return "false"
+        return _conj([_equals(c.var(step, k), c.sort, c.enum, item[c.field or ""], layout) for c in slot.columns])
+
+    conjuncts = [*present, f"(= {slot.var(step)} {len(value)})"]
+    if slot.ordered:
+        conjuncts += [element_is(k, item) for k, item in enumerate(value)]
+    else:  # a permutation: each distinct value occurs among the first len(value) elements as often as pinned
+        counts: dict[str, tuple[Any, int]] = {}
+        for item in value:
+            key = value_key(item) or repr(item)
+            counts[key] = (item, counts.get(key, (item, 0))[1] + 1)
+        for item, count in counts.values():
+            hits = " ".join(f"(ite {element_is(k, item)} 1 0)" for k in range(len(value)))
+            conjuncts.append(f"(= (+ 0 {hits}) {count})")
+    return ["false"] if "false" in conjuncts else conjuncts
 
 
 def _conj(parts: Sequence[str]) -> str:

@@ -14,6 +14,13 @@ Decisions (each measured against the straightforward encoding, see ``benchmarks/
   equality. A value outside the table (a free string in a witness) is any other integer.
 * **Enums** lower to their 0-based declaration index (an Int slot plus a range constraint).
 * **Records** flatten into one leaf per scalar field; **arrays** are membership sets ``(Array E Bool)``.
+* **Lists** (list-valued parameters the world model binds) are bounded sequences: a length (an Int slot of
+  the ``List`` sort, ``0 <= n <= list_bound``) and ``list_bound`` element slots per column (one column for a
+  list of scalars, one per field for a list of records); duplicates are allowed. The list bound is the longest
+  list any check, constant, literal or schema default names, at least :data:`MIN_LIST_BOUND`, plus one more
+  than any integer a ``length`` is compared with; a query that needs longer lists says so (``unknown``). A
+  list parameter only checks pin stays one ``Id`` value: its canonical JSON, with the elements sorted when
+  the atoms compare it up to permutation, so that interned equality is the grader's list matching.
 * A parameter that is not required by the tool schema (or whose tool has no schema) has a presence flag, so
   that a pinned argument the call omits does not match, as in the grader.
 """
@@ -31,10 +38,13 @@ from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     ArrayType,
+    CollectionOp,
     Contains,
     DslType,
     EnumType,
     FieldAccess,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -44,20 +54,39 @@ from mantra_env.worldmodel.ast import (
 )
 from mantra_env.worldmodel.typecheck import CheckedModel
 
-SORT_CODES = {"Int": "I", "Real": "R", "Bool": "B", "Id": "S"}
+SORT_CODES = {"Int": "I", "Real": "R", "Bool": "B", "Id": "S", "List": "L"}
+DECLARED_SORT = {"Int": "Int", "Real": "Real", "Bool": "Bool", "Id": "Int", "List": "Int"}  # a list slot: its length
+MIN_LIST_BOUND = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One component of a list's elements: ``width`` consecutive slots of one sort (the element itself, or one
+    field of a record element)."""
+
+    field: str | None  # None: the element of a list of scalars
+    sort: str  # Int, Real, Bool or Id
+    index: int
+    enum: tuple[str, ...] | None = None
+
+    def var(self, step: int | str, k: int) -> str:
+        return f"a_{step}_{SORT_CODES[self.sort]}{self.index + k}"
 
 
 @dataclass(frozen=True, slots=True)
 class Slot:
     """Where one tool parameter lives in the step's argument vector."""
 
-    sort: str  # Int, Real, Bool or Id
+    sort: str  # Int, Real, Bool, Id, or List (then ``var`` is the length and ``columns`` hold the elements)
     index: int
     enum: tuple[str, ...] | None = None  # an enum parameter: Int slot holding the value's index
     optional: bool = True
     has_default: bool = False  # an omitted optional argument takes the schema's default (the tool's behaviour)
     default: Any = None
     bound: bool = False  # the world model reads it (then a call must supply it, or have a default)
+    ordered: bool = False  # a list the checks compare position by position (else up to permutation)
+    columns: tuple[Column, ...] = ()
+    width: int = 0  # a list slot's element slots per column (the list bound)
 
     def var(self, step: int | str) -> str:
         return f"a_{step}_{SORT_CODES[self.sort]}{self.index}"
@@ -94,6 +123,8 @@ def z3_sort(dsl_type: DslType) -> str:
 
 
 def slot_sort(dsl_type: DslType) -> str:
+    if isinstance(dsl_type, ListType):
+        return "List"
     if isinstance(dsl_type, ScalarType):
         return {"Int": "Int", "Real": "Real", "Bool": "Bool", "String": "Id"}[dsl_type.type]
     return "Int"  # enums
@@ -115,6 +146,7 @@ class Layout:
         tools: Mapping[str, ToolSpec] | None,
         extra_tools: Iterable[str] = (),
         extra_values: Iterable[Any] = (),
+        list_bound: int | None = None,
     ) -> None:
         model = checked.model
         mentioned = sorted(
@@ -127,14 +159,27 @@ class Layout:
 
         # Argument slots: bound parameters take their DSL type, pinned-only parameters the Id sort.
         wanted: dict[str, dict[str, tuple[str, tuple[str, ...] | None]]] = {tool: {} for tool in self.tools}
+        list_types: dict[tuple[str, str], ListType] = {}
         for tool, bound in checked.params.items():
             for bind in bound.values():
                 enum = bind.type.values if isinstance(bind.type, EnumType) else None
                 wanted[tool][bind.tool_param] = (slot_sort(bind.type), enum)
+                if isinstance(bind.type, ListType):
+                    list_types[tool, bind.tool_param] = bind.type
+        order: dict[tuple[str, str], bool] = {}  # (tool, list parameter) -> the checks compare it in order
         for check in checks:
             for atom in atoms(check):
-                for name in atom.args:
+                for name, value in atom.args.items():
                     wanted[atom.tool].setdefault(name, ("Id", None))
+                    if isinstance(value, list):
+                        in_order = name in atom.ordered
+                        if order.setdefault((atom.tool, name), in_order) != in_order:
+                            raise CheckValueError(
+                                f"the checks compare {atom.tool}'s list {name} both in order and up to permutation;"
+                                " mark it IN ORDER in every atom or in none (the tool schema decides: x-ordered)"
+                            )
+        self.order = order
+        self.list_bound = list_bound if list_bound is not None else _list_bound(checked, checks, tools)
         bound_params = {tool: {b.tool_param for b in binds.values()} for tool, binds in checked.params.items()}
         self.slots: dict[str, dict[str, Slot]] = {}
         self.slot_counts: dict[str, int] = dict.fromkeys(SORT_CODES, 0)
@@ -146,6 +191,9 @@ class Layout:
             for name in sorted(params):
                 sort, enum = params[name]
                 schema = (spec.param_schema(name) if spec is not None else None) or {}
+                columns: tuple[Column, ...] = ()
+                if sort == "List":
+                    columns = self._columns(list_types[tool, name].element, used)
                 self.slots[tool][name] = Slot(
                     sort,
                     used[sort],
@@ -154,6 +202,9 @@ class Layout:
                     has_default="default" in schema and name not in required,
                     default=schema.get("default"),
                     bound=name in bound_params.get(tool, set()),
+                    ordered=order.get((tool, name), False),
+                    columns=columns,
+                    width=self.list_bound if sort == "List" else 0,
                 )
                 used[sort] += 1
             for sort, count in used.items():
@@ -179,11 +230,16 @@ class Layout:
             for slot in slots.values():
                 if slot.has_default and slot.sort == "Id" and slot.enum is None:
                     keys.update(_keys(slot.default))
+                elif slot.has_default and slot.sort == "List":
+                    keys.update(_string_keys(slot.default))
         for check in checks:
             for atom in atoms(check):
                 for name, value in atom.args.items():
-                    if self.slots[atom.tool][name].sort == "Id":
-                        keys.update(_keys(value))
+                    slot = self.slots[atom.tool][name]
+                    if slot.sort == "Id":
+                        keys.update(_keys(id_value(value, slot)))
+                    elif slot.sort == "List" and isinstance(value, list):
+                        keys.update(_string_keys(value))
         for expr in _all_exprs(checked):
             if isinstance(expr, Lit) and isinstance(expr.value, str):
                 keys.update(_keys(expr.value))
@@ -193,6 +249,18 @@ class Layout:
             keys.update(_string_keys(value))
         self.interned: dict[str, int] = {key: n for n, key in enumerate(sorted(keys))}
         self.by_id = {n: key for key, n in self.interned.items()}
+
+    def _columns(self, element: DslType, used: dict[str, int]) -> tuple[Column, ...]:
+        """Allocate ``list_bound`` element slots per column of a list's element type."""
+        parts = element.fields if isinstance(element, RecordType) else (None,)
+        columns = []
+        for part in parts:
+            part_type = part.field_type if part is not None else element
+            sort = slot_sort(part_type)
+            enum = part_type.values if isinstance(part_type, EnumType) else None
+            columns.append(Column(part.name if part is not None else None, sort, used[sort], enum))
+            used[sort] += self.list_bound
+        return tuple(columns)
 
     def state(self, boundary: int | str, leaf: int) -> str:
         """The term of state leaf ``leaf`` at ``boundary`` (a number or a ``{i}``/``{j}`` placeholder)."""
@@ -209,6 +277,38 @@ class Layout:
     def leaves_of(self, var: str, prefix: tuple[str, ...] = ()) -> list[int]:
         """Leaf indices of ``var`` (under the record path ``prefix``), in declaration order."""
         return [n for n, leaf in enumerate(self.leaves) if leaf.var == var and leaf.path[: len(prefix)] == prefix]
+
+
+def id_value(value: Any, slot: Slot) -> Any:
+    """What an ``Id`` slot holds for an argument value: the value, or for a list compared up to permutation
+    its elements in canonical order (so that equal ids mean the grader's permutation matching)."""
+    if isinstance(value, list) and not slot.ordered:
+        keyed = [(value_key(item), item) for item in value]
+        if all(key is not None for key, _ in keyed):
+            return [item for _, item in sorted(keyed, key=lambda pair: str(pair[0]))]
+    return value
+
+
+def _list_bound(checked: CheckedModel, checks: Sequence[Check], tools: Mapping[str, ToolSpec] | None) -> int:
+    """Long enough for every list the inputs name, and for every length a ``length`` comparison names."""
+    longest = MIN_LIST_BOUND
+    for check in checks:
+        for atom in atoms(check):
+            longest = max([longest, *(len(v) for v in atom.args.values() if isinstance(v, list))])
+    for const in checked.model.consts:
+        if isinstance(const.value, list):
+            longest = max(longest, len(const.value))
+    for spec in (tools or {}).values():
+        for schema in spec.properties.values():
+            if isinstance(schema, dict) and isinstance(schema.get("default"), list):
+                longest = max(longest, len(schema["default"]))
+    for expr in _all_exprs(checked):
+        if isinstance(expr, ListLit):
+            longest = max(longest, len(expr.items))
+        elif isinstance(expr, OpApp) and any(isinstance(a, CollectionOp) and a.symbol == "length" for a in expr.args):
+            numbers = [a.value for a in expr.args if isinstance(a, Lit) and type(a.value) is int]
+            longest = max([longest, *(n + 1 for n in numbers if n < 10_000)])
+    return longest
 
 
 def written_paths(expr: Any) -> set[tuple[str, tuple[str, ...]]]:
@@ -234,6 +334,10 @@ def written_paths(expr: Any) -> set[tuple[str, tuple[str, ...]]]:
             stack.extend(node.args)
         elif isinstance(node, Contains):
             stack.extend((node.array, node.element))
+        elif isinstance(node, ListLit):
+            stack.extend(node.items)
+        elif isinstance(node, CollectionOp):
+            stack.extend(node.args)
     return found
 
 

@@ -16,7 +16,7 @@ import z3
 from mantra_env.checks import Check
 from mantra_env.checks.semantics import CallLike
 from mantra_env.smt.encode import Encoding
-from mantra_env.smt.layout import Slot, value_key
+from mantra_env.smt.layout import Slot, id_value, value_key
 from mantra_env.smt.queries import SmtInputError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, check_model
@@ -35,7 +35,12 @@ def evaluate_checks(
         SmtInputError: if a call's argument does not fit the type the world model gives its parameter.
     """
     checked = model if isinstance(model, CheckedModel) else check_model(model or WorldModel(), tools)
+    longest = max((len(v) for call in calls for v in call.args.values() if isinstance(v, list)), default=0)
     encoding = Encoding(checked, checks, max(1, len(calls)), extra_tools={call.tool for call in calls})
+    if encoding.layout.list_bound < longest:  # room for every list the trace holds
+        encoding = Encoding(
+            checked, checks, max(1, len(calls)), extra_tools={call.tool for call in calls}, list_bound=longest
+        )
     ctx = z3.Context()
     solver = z3.Solver(ctx=ctx)
     solver.add(z3.parse_smt2_string(encoding.text, ctx=ctx))
@@ -62,8 +67,10 @@ def evaluate_checks(
 def _pin(
     slot: Slot, step: int, value: Any, present: bool, interned: dict[str, int], fresh: dict[str, int], ctx: z3.Context
 ) -> z3.BoolRef:
+    if slot.sort == "List":
+        return _pin_list(slot, step, value, interned, fresh, ctx)
     if slot.sort == "Id" and slot.enum is None:
-        key = value_key(value) if present else None
+        key = value_key(id_value(value, slot)) if present else None
         if key is not None and key in interned:
             number = interned[key]
         else:  # a value no check pins (or a missing required argument): unequal to every pinned value
@@ -81,3 +88,19 @@ def _pin(
     if slot.sort == "Real" and isinstance(value, int | float) and not isinstance(value, bool):
         return z3.Real(slot.var(step), ctx) == z3.RealVal(value, ctx)
     raise SmtInputError(f"step {step}: argument {json.dumps(value)} does not fit a {slot.sort} parameter")
+
+
+def _pin_list(
+    slot: Slot, step: int, value: Any, interned: dict[str, int], fresh: dict[str, int], ctx: z3.Context
+) -> z3.BoolRef:
+    if not isinstance(value, list):
+        raise SmtInputError(f"step {step}: argument {json.dumps(value)} does not fit a list parameter")
+    parts = [z3.Int(slot.var(step), ctx) == len(value)]
+    for k, item in enumerate(value):
+        for column in slot.columns:
+            if column.field is not None and not (isinstance(item, dict) and column.field in item):
+                raise SmtInputError(f"step {step}: list element {json.dumps(item)} has no field {column.field}")
+            part = item if column.field is None else item[column.field]
+            as_slot = Slot(column.sort, column.index + k, column.enum, optional=False)
+            parts.append(_pin(as_slot, step, part, True, interned, fresh, ctx))
+    return z3.And(*parts)

@@ -51,8 +51,8 @@ from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import SEMANTICS, Encoding, EncodingError, Semantics
-from mantra_env.smt.layout import slot_sort, z3_sort
-from mantra_env.tools import ToolSpec, call_problem
+from mantra_env.smt.layout import Slot, slot_sort, z3_sort
+from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
 from mantra_env.worldmodel.typecheck import CheckedModel
@@ -124,6 +124,8 @@ class CaseSolver:
         timeout_ms: per query; a query that runs out returns ``unknown``.
         mode: ``"refusal"`` (default: refused calls leave the state unchanged) or ``"paper"`` (the paper's
             formulas); see the module docstring.
+        list_bound: element slots per list argument (default: the longest list the inputs name, at least 3); a
+            query that needs longer lists answers ``unknown`` and says so.
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -139,6 +141,7 @@ class CaseSolver:
         tools: Sequence[ToolSpec] | Mapping[str, ToolSpec] | None = None,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         mode: Mode = DEFAULT_MODE,
+        list_bound: int | None = None,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -154,7 +157,9 @@ class CaseSolver:
         _validate_checks(entries, checked)
         try:
             started = time.perf_counter()
-            self.encoding = Encoding(checked, [entry.check for entry in entries], bound, initial, semantics=mode)
+            self.encoding = Encoding(
+                checked, [entry.check for entry in entries], bound, initial, semantics=mode, list_bound=list_bound
+            )
             self.build_seconds = time.perf_counter() - started
         except EncodingError as error:
             raise SmtInputError(str(error)) from None
@@ -203,6 +208,13 @@ class CaseSolver:
         if answer == z3.unknown:
             return self._result(query, "unknown", check_id, started, reason=self.solver.reason_unknown()), None
         if answer == z3.unsat:
+            fit = self._fit()
+            if fit and self.solver.check(*(a for a in assumptions if not a.eq(fit[0]))) == z3.sat:
+                reason = (
+                    f"the answer needs a list argument longer than the list bound {self.encoding.layout.list_bound}"
+                    "; raise list_bound"
+                )
+                return self._result(query, "unknown", check_id, started, reason=reason), None
             status: Status = "infeasible" if query == "witness" else "consistent"
             return self._result(query, status, check_id, started), None
         return self._result(
@@ -230,7 +242,7 @@ class CaseSolver:
         # FOCUS (paper: focus preconditions ∧ goal; refusal: checks on accepted calls ∧ goal) is part of the
         # base formula; assuming its negation instead of asserting it under push/pop keeps the solver in one
         # incremental state across all queries.
-        assumptions = [*self._checks(), z3.Not(self._bool("FOCUS"))]
+        assumptions = [*self._checks(), z3.Not(self._bool("FOCUS")), *self._fit()]
         result, model = self._run("forward", assumptions, None)
         if model is not None:
             model = self._shortest(assumptions, model) if shortest else model
@@ -241,7 +253,7 @@ class CaseSolver:
         """The backward audit of one check (by index or id); ``shortest`` as for :meth:`forward`."""
         j = check if isinstance(check, int) else self.check_ids.index(check)
         others = [c for n, c in enumerate(self._checks()) if n != j]
-        assumptions = [*others, z3.Not(self._bool(f"c_{j}")), *self._world()]
+        assumptions = [*others, z3.Not(self._bool(f"c_{j}")), *self._world(), *self._fit()]
         result, model = self._run("backward", assumptions, self.check_ids[j])
         if model is not None:
             model = self._shortest(assumptions, model) if shortest else model
@@ -259,7 +271,7 @@ class CaseSolver:
         goal and every check, the shortest, then the one whose reads come as early as the world model allows,
         then the first in tool-index order step by step. It is reproducible, and since a read is taken
         wherever one fits, the oracle replaying it reads before it writes whenever the model allows."""
-        assumptions = [*self._checks(), *self._world()]
+        assumptions = [*self._checks(), *self._world(), *self._fit()]
         result, model = self._run("witness", assumptions, None)
         if model is not None:
             model = self._canonical(assumptions, self._shortest(assumptions, model))
@@ -341,6 +353,10 @@ class CaseSolver:
 
     # --- pieces --------------------------------------------------------------------------------------------------
 
+    def _fit(self) -> list[z3.BoolRef]:
+        """The assumption that list arguments fit the list bound (none without list arguments)."""
+        return [self._bool("LISTS_FIT")] if self.encoding.has_lists else []
+
     def _checks(self) -> list[z3.BoolRef]:
         return [self._bool(f"c_{j}") for j in range(len(self.check_ids))]
 
@@ -362,6 +378,9 @@ class CaseSolver:
             args: dict[str, JsonValue] = {}
             for name, slot in layout.slots[tool].items():
                 if slot.optional and not z3.is_true(model.eval(self._bool(slot.flag(i)))):
+                    continue
+                if slot.sort == "List":
+                    args[name] = self._decode_list(model, slot, i)
                     continue
                 args[name] = self._decode_slot(model, slot.var(i), slot.sort, slot.enum)
             calls.append(WitnessCall(tool=tool, args=args))
@@ -405,7 +424,7 @@ class CaseSolver:
             return z3.Const(name, self._sort(z3_sort(layout.leaves[int(rest.split("_")[1])].type)))
         if kind == "a":
             code = rest.split("_")[1][0]
-            return z3.Const(name, self._sort({"I": "Int", "S": "Int", "R": "Real", "B": "Bool"}[code]))
+            return z3.Const(name, self._sort({"I": "Int", "S": "Int", "R": "Real", "B": "Bool", "L": "Int"}[code]))
         return z3.Const(name, self._sort("Int" if kind == "t" else "Bool"))
 
     def _sort(self, text: str) -> z3.SortRef:
@@ -427,6 +446,14 @@ class CaseSolver:
         if sort == "Id":
             return self._decode_id(number)
         return int(number)
+
+    def _decode_list(self, model: z3.ModelRef, slot: Slot, step: int) -> JsonValue:
+        length = min(model.eval(self._int(slot.var(step)), model_completion=True).as_long(), slot.width)
+        items: list[JsonValue] = []
+        for k in range(max(length, 0)):
+            parts = {c.field: self._decode_slot(model, c.var(step, k), c.sort, c.enum) for c in slot.columns}
+            items.append(parts[None] if None in parts else {str(name): value for name, value in parts.items()})
+        return items
 
     def _decode_id(self, number: int) -> JsonValue:
         key = self.encoding.layout.by_id.get(number)
@@ -483,6 +510,6 @@ def _validate_checks(entries: Sequence[CaseCheck], checked: CheckedModel) -> Non
         return
     for entry in entries:
         for atom in entry.check.atoms:
-            problem = call_problem(atom.tool, atom.args, tools)
+            problem = call_problem(atom.tool, atom.args, tools) or list_order_problem(atom, tools)
             if problem:
                 raise SmtInputError(f"check {entry.id} ({entry.text}) {problem}")

@@ -5,10 +5,13 @@ A term is evaluated at one step ``i``: bare names read the state at boundary ``i
 step may be the placeholder ``"{i}"`` (then ``next`` reads ``{j}``): a transition is translated once into a
 template and formatted per step, which keeps building the encoding linear in the bound with a small constant.
 Record-valued expressions translate to their list of leaf terms; ``=`` on records compares leaf by leaf.
+List-valued expressions translate to a :class:`ListTerm` (a length term and ``list_bound`` element terms, or
+exactly the elements of a literal or constant); an operation reads element ``k`` only where ``k < length``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -17,12 +20,15 @@ from mantra_env.worldmodel.ast import (
     INT,
     REAL,
     ArrayType,
+    CollectionOp,
     ConstValue,
     Contains,
     DslType,
     EnumType,
     Expr,
     FieldAccess,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -49,6 +55,29 @@ def real_term(value: float | int) -> str:
 
 def bool_term(value: bool) -> str:
     return "true" if value else "false"
+
+
+@dataclass(frozen=True, slots=True)
+class ListTerm:
+    """A list as terms: its length and its element terms (each a tuple of leaf terms: one per record field, or
+    one for a scalar), of which those at ``k < length`` are elements."""
+
+    length: str
+    items: tuple[tuple[str, ...], ...]
+
+    def guard(self, k: int) -> str:
+        """Whether element ``k`` exists."""
+        if self.length.isdigit():
+            return "true" if k < int(self.length) else "false"
+        return f"(< {k} {self.length})"
+
+    def column(self, offset: int) -> ListTerm:
+        """The list of one leaf of the elements: ``(field l f)`` on a list of records."""
+        return ListTerm(self.length, tuple((item[offset],) for item in self.items))
+
+
+def _guarded(guard: str, term: str) -> str:
+    return term if guard == "true" else f"(and {guard} {term})"
 
 
 class Translator:
@@ -96,6 +125,8 @@ class Translator:
             return [self.layout.state(boundary, n) for n in self.layout.leaves_of(expr.name)]
         if isinstance(expr, FieldAccess):
             record_type = self.checked.type_of(expr.record)
+            if isinstance(record_type, ListType):
+                raise AssertionError("a list's field is a list term")  # pragma: no cover - see list_term
             assert isinstance(record_type, RecordType)
             parts = self.parts(expr.record, step, slots)
             offset = 0
@@ -132,11 +163,81 @@ class Translator:
             return single
         if isinstance(expr, Contains):
             array_type = self.checked.type_of(expr.array)
-            assert isinstance(array_type, ArrayType)
-            array = self.term(expr.array, step, slots)
-            return f"(select {array} {self.term(expr.element, step, slots, array_type.element)})"
+            element = self.term(expr.element, step, slots, array_type.element)  # type: ignore[union-attr]
+            return self._member(expr.array, element, step, slots)
+        if isinstance(expr, CollectionOp):
+            return self._collection(expr, step, slots, expr_type)
         assert isinstance(expr, OpApp)
         return self._op(expr, step, slots, expr_type)
+
+    # --- lists -----------------------------------------------------------------------------------------------------
+
+    def list_term(self, expr: Expr, step: Step, slots: dict[str, Slot]) -> ListTerm:
+        """The terms of a list-valued expression."""
+        list_type = self.checked.type_of(expr)
+        assert isinstance(list_type, ListType)
+        if isinstance(expr, ParamRef):
+            slot = slots[expr.name]
+            items = [tuple(c.var(step, k) for c in slot.columns) for k in range(slot.width)]
+            return ListTerm(slot.var(step), tuple(items))
+        if isinstance(expr, ListLit):
+            items = [(self.term(item, step, slots, list_type.element),) for item in expr.items]
+            return ListTerm(str(len(expr.items)), tuple(items))
+        if isinstance(expr, FieldAccess):  # (field l f) on a list of records
+            inner = self.checked.type_of(expr.record)
+            assert isinstance(inner, ListType) and isinstance(inner.element, RecordType)
+            names = [f.name for f in inner.element.fields]
+            return self.list_term(expr.record, step, slots).column(names.index(expr.name))
+        assert isinstance(expr, VarRef), "lists are parameters, literals, constants or fields of those"
+        const = self.checked.model.const(expr.name)
+        assert const is not None and isinstance(const.value, list)
+        element = list_type.element
+        return ListTerm(str(len(const.value)), tuple(tuple(self.value_parts(v, element)) for v in const.value))
+
+    def _member(self, collection: Expr, element: str, step: Step, slots: dict[str, Slot]) -> str:
+        """Whether ``element`` (a term) is in an array or a list."""
+        if isinstance(self.checked.type_of(collection), ArrayType):
+            return f"(select {self.term(collection, step, slots)} {element})"
+        found = self.list_term(collection, step, slots)
+        parts = [_guarded(found.guard(k), f"(= {item[0]} {element})") for k, item in enumerate(found.items)]
+        parts = [part for part in parts if not part.startswith("(and false")]
+        return "false" if not parts else parts[0] if len(parts) == 1 else f"(or {' '.join(parts)})"
+
+    def _collection(self, expr: CollectionOp, step: Step, slots: dict[str, Slot], expr_type: DslType) -> str:
+        symbol, args = expr.symbol, expr.args
+        if symbol in ("union", "difference"):
+            array = self.term(args[0], step, slots)
+            if isinstance(self.checked.type_of(args[1]), ArrayType):
+                other = self.term(args[1], step, slots)
+                if symbol == "union":
+                    return f"((_ map or) {array} {other})"
+                return f"((_ map and) {array} ((_ map not) {other}))"
+            value = "true" if symbol == "union" else "false"
+            added = self.list_term(args[1], step, slots)
+            for k, item in enumerate(added.items):
+                stored = f"(store {array} {item[0]} {value})"
+                guard = added.guard(k)
+                array = stored if guard == "true" else f"(ite {guard} {stored} {array})"
+            return array
+        found = self.list_term(args[0], step, slots)
+        if symbol == "length":
+            return found.length
+        if symbol == "empty":
+            return f"(= {found.length} 0)"
+        if symbol == "sum":
+            zero = "0.0" if expr_type == REAL else "0"
+            terms = [
+                item[0] if found.guard(k) == "true" else f"(ite {found.guard(k)} {item[0]} {zero})"
+                for k, item in enumerate(found.items)
+            ]
+            return zero if not terms else terms[0] if len(terms) == 1 else f"(+ {' '.join(terms)})"
+        assert symbol == "subset"
+        parts = []
+        for k, item in enumerate(found.items):
+            member = self._member(args[1], item[0], step, slots)
+            guard = found.guard(k)
+            parts.append(member if guard == "true" else f"(=> {guard} {member})")
+        return "true" if not parts else parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})"
 
     def _op(self, expr: OpApp, step: Step, slots: dict[str, Slot], expr_type: DslType) -> str:
         symbol, args = expr.symbol, expr.args

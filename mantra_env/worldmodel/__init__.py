@@ -15,6 +15,7 @@ from mantra_env.errors import error_path
 from mantra_env.limits import is_unicode, lone_surrogate_text
 from mantra_env.worldmodel.ast import (
     ArrayType,
+    CollectionOp,
     ConstDecl,
     Contains,
     DslType,
@@ -22,6 +23,8 @@ from mantra_env.worldmodel.ast import (
     Expr,
     FieldAccess,
     FieldDecl,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -108,6 +111,7 @@ __all__ = [
     "ArrayType",
     "BoundParam",
     "CheckedModel",
+    "CollectionOp",
     "ConstDecl",
     "Contains",
     "Diagnostic",
@@ -119,6 +123,8 @@ __all__ = [
     "Expr",
     "FieldAccess",
     "FieldDecl",
+    "ListLit",
+    "ListType",
     "Lit",
     "NextRef",
     "OpApp",

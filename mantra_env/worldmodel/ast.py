@@ -40,7 +40,10 @@ RESERVED = frozenset(
         "Real",
         "Bool",
         "String",
+        "List",
+        "list",
     }
+    | {"length", "empty", "subset", "union", "difference", "sum"}
 )
 ARITHMETIC = ("+", "-", "*", "/")
 COMPARISON = ("=", "<", "<=", ">", ">=")
@@ -117,7 +120,19 @@ class ArrayType:
     span: SpanField = field(default=None, compare=False, repr=False)
 
 
-DslType: TypeAlias = Annotated[ScalarType | EnumType | RecordType | ArrayType, Field(discriminator="type")]
+@dataclass(frozen=True, slots=True)
+class ListType:
+    """``(List T)``: a finite list (a tool's list-valued parameter, or a constant), duplicates allowed. Its
+    observations are membership, ``length``, ``empty``, ``subset``, ``sum`` and, for a list of records,
+    ``(field list f)`` (the list of that field's values). Whether order matters when a check pins one is the
+    tool schema's business (:func:`mantra_env.tools.ToolSpec.ordered`), not the type's."""
+
+    element: DslType
+    type: Literal["List"] = "List"
+    span: SpanField = field(default=None, compare=False, repr=False)
+
+
+DslType: TypeAlias = Annotated[ScalarType | EnumType | RecordType | ArrayType | ListType, Field(discriminator="type")]
 
 INT = ScalarType("Int")
 REAL = ScalarType("Real")
@@ -133,6 +148,8 @@ def type_text(dsl_type: DslType) -> str:
         return "(Enum " + " ".join(_quote(value) for value in dsl_type.values) + ")"
     if isinstance(dsl_type, RecordType):
         return "(Record " + " ".join(f"({f.name} {type_text(f.field_type)})" for f in dsl_type.fields) + ")"
+    if isinstance(dsl_type, ListType):
+        return f"(List {type_text(dsl_type.element)})"
     return f"(Array {type_text(dsl_type.element)})"
 
 
@@ -218,10 +235,36 @@ class Contains:
     span: SpanField = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class ListLit:
+    """``(list e ...)``: a list of one or more elements of one type."""
+
+    items: tuple[Expr, ...]
+    node: Literal["list"] = "list"
+    span: SpanField = field(default=None, compare=False, repr=False)
+
+
+CollectionOperator: TypeAlias = Literal["length", "empty", "subset", "union", "difference", "sum"]
+COLLECTION_OPERATORS: tuple[str, ...] = ("length", "empty", "subset", "union", "difference", "sum")
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionOp:
+    """``(length l)``, ``(empty l)``, ``(sum l)`` on a list; ``(subset l s)``: every element of list ``l`` is in
+    ``s`` (a list or an array); ``(union a x)``, ``(difference a x)``: the array ``a`` with the elements of ``x``
+    (a list or an array) added or removed."""
+
+    symbol: CollectionOperator
+    args: tuple[Expr, ...]
+    node: Literal["collection"] = "collection"
+    span: SpanField = field(default=None, compare=False, repr=False)
+
+
 Expr: TypeAlias = Annotated[
-    Lit | VarRef | ParamRef | NextRef | OpApp | FieldAccess | Contains, Field(discriminator="node")
+    Lit | VarRef | ParamRef | NextRef | OpApp | FieldAccess | Contains | ListLit | CollectionOp,
+    Field(discriminator="node"),
 ]
-EXPR_NODES: tuple[type, ...] = (Lit, VarRef, ParamRef, NextRef, OpApp, FieldAccess, Contains)
+EXPR_NODES: tuple[type, ...] = (Lit, VarRef, ParamRef, NextRef, OpApp, FieldAccess, Contains, ListLit, CollectionOp)
 
 # A constant's value: a literal, a list of values for an array, an object of field values for a record.
 ConstValue: TypeAlias = bool | int | float | str | list[Any] | dict[str, Any]
@@ -321,4 +364,8 @@ def subexpressions(expr: Expr) -> list[Expr]:
             stack.append(node.record)
         elif isinstance(node, Contains):
             stack.extend((node.element, node.array))
+        elif isinstance(node, ListLit):
+            stack.extend(reversed(node.items))
+        elif isinstance(node, CollectionOp):
+            stack.extend(reversed(node.args))
     return out

@@ -15,9 +15,11 @@ from typing import NoReturn
 
 from mantra_env.limits import MAX_DEPTH, is_unicode
 from mantra_env.worldmodel.ast import (
+    COLLECTION_OPERATORS,
     OPERATORS,
     RESERVED,
     ArrayType,
+    CollectionOp,
     ConstDecl,
     ConstValue,
     Contains,
@@ -26,6 +28,8 @@ from mantra_env.worldmodel.ast import (
     Expr,
     FieldAccess,
     FieldDecl,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -276,10 +280,11 @@ class _Converter:
             if not fields:
                 self.fail("bad_type", "a record needs at least one field", item.span, "e.g. (Record (status Bool))")
             return RecordType(tuple(fields), span=item.span)
-        if head == "Array":
+        if head in ("Array", "List"):
             if len(args) != 1:
-                self.fail("bad_type", "expected (Array TYPE)", item.span, "e.g. (Array String)")
-            return ArrayType(self.type(args[0]), span=item.span)
+                self.fail("bad_type", f"expected ({head} TYPE)", item.span, f"e.g. ({head} String)")
+            element = self.type(args[0])
+            return ArrayType(element, span=item.span) if head == "Array" else ListType(element, span=item.span)
         self.fail("bad_type", "expected a type", item.span, _TYPE_HINT)
 
     def string(self, atom: _Atom) -> str:
@@ -373,6 +378,12 @@ class _Converter:
                     "e.g. (contains approved (param itm))",
                 )
             return Contains(self.expr(args[0]), self.expr(args[1]), span=item.span)
+        if head == "list":
+            if not args:
+                self.fail("bad_expression", "(list) needs elements", item.span, "test emptiness with (empty L)")
+            return ListLit(tuple(self.expr(arg) for arg in args), span=item.span)
+        if head in COLLECTION_OPERATORS:
+            return CollectionOp(head, tuple(self.expr(arg) for arg in args), span=item.span)  # type: ignore[arg-type]
         if head in OPERATORS:
             if not args:
                 self.fail("bad_expression", f"({head}) needs operands", item.span, f"write ({head} EXPR ...)")
@@ -382,12 +393,13 @@ class _Converter:
             "unknown_operator",
             f"{shown} is not an operator",
             item.items[0].span if item.items else item.span,
-            "expressions are NAME, a literal, (param x), (next v), (field e f), (contains a e) or "
+            "expressions are NAME, a literal, (param x), (next v), (field e f), (contains a e), (list e ...), "
+            "(length l), (empty l), (subset l s), (union a x), (difference a x), (sum l) or "
             "(op e ...) with op one of + - * / = < <= > >= and or not =>",
         )
 
 
-_TYPE_HINT = 'types are Int, Real, Bool, String, (Enum "a" ...), (Record (name TYPE) ...) or (Array TYPE)'
+_TYPE_HINT = 'types are Int, Real, Bool, String, (Enum "a" ...), (Record (name TYPE) ...), (Array TYPE) or (List TYPE)'
 
 
 def parse_model(text: str, origin: str = "world model") -> WorldModel:

@@ -12,10 +12,12 @@ import json
 from typing import Any
 
 from mantra_env.worldmodel.ast import (
+    CollectionOp,
     ConstValue,
     Contains,
     Expr,
     FieldAccess,
+    ListLit,
     Lit,
     NextRef,
     OpApp,
@@ -91,6 +93,10 @@ def format_expr(expr: Expr) -> str:
         return f"(field {format_expr(expr.record)} {expr.name})"
     if isinstance(expr, Contains):
         return f"(contains {format_expr(expr.array)} {format_expr(expr.element)})"
+    if isinstance(expr, ListLit):
+        return "(" + " ".join(["list", *(format_expr(item) for item in expr.items)]) + ")"
+    if isinstance(expr, CollectionOp):
+        return "(" + " ".join([expr.symbol, *(format_expr(arg) for arg in expr.args)]) + ")"
     raise TypeError(f"not a DSL expression: {expr!r}")  # pragma: no cover - the union is closed
 
 

@@ -12,6 +12,14 @@ Type rules (``T ~ U`` means T and U are equal, or both numeric):
   compared with an enum must be one of the enum's values and means that value.
 * ``< <= > >=`` take two numeric operands. ``and``/``or`` take Bool operands, ``not`` one, ``=>`` two.
 * ``(field e f)`` needs a record ``e`` with field ``f``; ``(contains a x)`` an array ``a`` of ``x``'s type.
+* Lists ``(List T)`` hold scalars, enums or flat records (scalar and enum fields); they are the types of
+  list-valued tool parameters and constants, never of state variables (a state collection is an Array).
+  ``(list e ...)`` takes one or more elements of one type. ``(contains l x)`` works on lists too;
+  ``(length l)`` is an Int, ``(empty l)`` a Bool, ``(sum l)`` of a numeric list its element type;
+  ``(subset l s)`` takes a list ``l`` and a list or array ``s`` of its element type; ``(union a x)`` and
+  ``(difference a x)`` take an array ``a`` and a list or array ``x`` of its element type and are arrays;
+  ``(field l f)`` on a list of records is the list of the elements' ``f`` fields. Lists are not compared with
+  ``=`` (their order semantics belongs to the tool schema): use ``subset``, ``contains`` and ``length``.
 * Every top-level ``pre``/``post``/``goal`` entry is Bool. ``next`` appears only in postconditions, on state
   variables; ``param`` only in transitions, on names bound in ``params``.
 * Arrays hold scalars or enums (membership is their only observation).
@@ -19,7 +27,8 @@ Type rules (``T ~ U`` means T and U are equal, or both numeric):
   identifiers that are not keywords; reals are finite; integers are short enough to print in decimal.
 * With a tool schema, every transition names a tool that exists and binds only parameters the tool has; a
   bound parameter's type comes from its JSON schema (string → String, string with ``enum`` → Enum,
-  integer → Int, number → Real, boolean → Bool). Parameters of other schema types cannot be bound. Without a
+  integer → Int, number → Real, boolean → Bool, array of those → List, array of objects whose properties are
+  all of those → List of Record). Parameters of other schema types cannot be bound. Without a
   schema a parameter takes the type of what it is first compared or combined with (Bool as an operand of
   ``and or not =>`` or as a whole condition), else String.
 """
@@ -42,12 +51,16 @@ from mantra_env.worldmodel.ast import (
     RESERVED,
     STRING,
     ArrayType,
+    CollectionOp,
     ConstValue,
     Contains,
     DslType,
     EnumType,
     Expr,
     FieldAccess,
+    FieldDecl,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -82,12 +95,33 @@ def schema_type(schema: Mapping[str, Any] | None) -> DslType | None:
     if not schema:
         return None
     kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items")
+        element = _element_type(items) if isinstance(items, Mapping) else None
+        return ListType(element) if element is not None else None
     if kind == "string":
         values = schema.get("enum")
         if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
             return EnumType(tuple(values))
         return STRING
     return {"integer": INT, "number": REAL, "boolean": BOOL}.get(kind) if isinstance(kind, str) else None
+
+
+def _element_type(schema: Mapping[str, Any]) -> DslType | None:
+    """A list element: a scalar or enum, or an object of scalar and enum properties (a flat record)."""
+    if schema.get("type") != "object":
+        found = schema_type(schema)
+        return found if isinstance(found, ScalarType | EnumType) else None
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return None
+    fields = []
+    for name, sub in properties.items():
+        found = schema_type(sub) if isinstance(sub, Mapping) else None
+        if not isinstance(found, ScalarType | EnumType):
+            return None
+        fields.append(FieldDecl(str(name), found))
+    return RecordType(tuple(fields))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +181,14 @@ class _Checker:
                 self.check_value(const.value, const.const_type, f"constant {const.name}", const.span)
         for var in self.model.vars:
             if self.declare(names, var.name, "state variable", var.span) and self.valid_type(var.var_type):
+                if _has_list(var.var_type):
+                    self.report(
+                        "unsupported_type",
+                        f"state variable {var.name} holds a list",
+                        var.var_type.span or var.span,
+                        "state collections are arrays: (Array T); update them with (union a l) and (difference a l)",
+                    )
+                    continue
                 self.var_types[var.name] = var.var_type
         seen_tools: set[str] = set()
         firsts: list[Transition] = []  # a duplicate's conditions are not checked against the first's params
@@ -215,8 +257,24 @@ class _Checker:
             for decl in dsl_type.fields:
                 self.valid_name(decl.name, "field", decl.span or dsl_type.span)
             ok = all([self.valid_type(f.field_type) for f in dsl_type.fields]) and ok
+        elif isinstance(dsl_type, ListType):
+            element = dsl_type.element
+            nested = isinstance(element, ArrayType | ListType) or (
+                isinstance(element, RecordType)
+                and any(not isinstance(f.field_type, ScalarType | EnumType) for f in element.fields)
+            )
+            if nested:
+                self.report(
+                    "unsupported_type",
+                    "list elements are scalars, enums or records of scalar and enum fields",
+                    dsl_type.span,
+                    "flatten the element into one record of scalar fields",
+                )
+                ok = False
+            else:
+                ok = self.valid_type(element)
         elif isinstance(dsl_type, ArrayType):
-            if isinstance(dsl_type.element, RecordType | ArrayType):
+            if isinstance(dsl_type.element, RecordType | ArrayType | ListType):
                 self.report(
                     "unsupported_type",
                     f"arrays of {dsl_type.element.type.lower()}s are not supported",
@@ -275,7 +333,8 @@ class _Checker:
                     "unsupported_param_type",
                     f"parameter {bind.tool_param} of {transition.tool} has a JSON type the DSL cannot express",
                     bind.span,
-                    "bind only string, enum, integer, number and boolean parameters",
+                    "bind only string, enum, integer, number and boolean parameters, and arrays of those "
+                    "or of flat objects of those",
                 )
                 continue
             bound[bind.local] = BoundParam(transition.tool, bind.tool_param, bind.local, param_type)
@@ -353,6 +412,10 @@ class _Checker:
             record = self.infer(expr.record, transition, section)
             if record is None:
                 return None
+            of_list = isinstance(record, ListType) and isinstance(record.element, RecordType)
+            if of_list:  # (field l f) on a list of records: the list of the elements' f fields
+                assert isinstance(record, ListType)
+                record = record.element
             if not isinstance(record, RecordType):
                 self.report("not_a_record", f"(field ...) of a {type_text(record)} value", expr.span)
                 return None
@@ -361,13 +424,13 @@ class _Checker:
                 names = ", ".join(f.name for f in record.fields)
                 self.report("unknown_field", f"the record has no field {expr.name}", expr.span, f"fields: {names}")
                 return None
-            return self.note(expr, found)
+            return self.note(expr, ListType(found) if of_list else found)
         if isinstance(expr, Contains):
             array = self.infer(expr.array, transition, section)
             element = self.infer(expr.element, transition, section)
             if array is None or element is None:
                 return None
-            if not isinstance(array, ArrayType):
+            if not isinstance(array, ArrayType | ListType):
                 self.report("not_an_array", f"(contains ...) on a {type_text(array)} value", expr.array.span)
                 return None
             if self.is_unknown_param(expr.element, transition):
@@ -377,7 +440,75 @@ class _Checker:
                 self.mismatch(expr, array.element, element)
                 return None
             return self.note(expr, BOOL)
+        if isinstance(expr, ListLit):
+            return self.list_literal(expr, transition, section)
+        if isinstance(expr, CollectionOp):
+            return self.collection(expr, transition, section)
         return self.op(expr, transition, section)
+
+    def list_literal(self, expr: ListLit, transition: Transition | None, section: str) -> DslType | None:
+        found = [self.infer(item, transition, section) for item in expr.items]
+        if any(t is None for t in found):
+            return None
+        types = [t for t in found if t is not None]
+        element = types[0]  # the first element sets the type; a later one that differs is the one reported
+        if any(t == REAL for t in types) and all(t in NUMERIC for t in types):
+            element = REAL
+        for item, t in zip(expr.items, types, strict=True):
+            if not isinstance(t, ScalarType | EnumType):
+                self.report("type_mismatch", f"list elements are scalars or enums, not {type_text(t)}", item.span)
+                return None
+            if not self.compatible(element, item, t):
+                self.mismatch(item, element, t)
+                return None
+        return self.note(expr, ListType(element))
+
+    def collection(self, expr: CollectionOp, transition: Transition | None, section: str) -> DslType | None:
+        symbol, args = expr.symbol, expr.args
+        count = 1 if symbol in ("length", "empty", "sum") else 2
+        if len(args) != count:
+            self.report("arity", f"({symbol} ...) takes exactly {count} operand(s), got {len(args)}", expr.span)
+            return None
+        found = [self.infer(arg, transition, section) for arg in args]
+        if any(t is None for t in found):
+            return None
+        first, *rest = (t for t in found if t is not None)
+        wanted = "an array" if symbol in ("union", "difference") else "a list"
+        if not isinstance(first, ArrayType if symbol in ("union", "difference") else ListType):
+            self.report(
+                "type_mismatch",
+                f"({symbol} ...) needs {wanted} as its first operand, not {type_text(first)}",
+                args[0].span,
+                "lists are list-valued parameters, list constants and (list e ...); arrays are (Array T) variables",
+            )
+            return None
+        if symbol == "length":
+            return self.note(expr, INT)
+        if symbol == "empty":
+            return self.note(expr, BOOL)
+        if symbol == "sum":
+            if first.element not in NUMERIC:
+                self.report("type_mismatch", f"(sum ...) of a {type_text(first)}", expr.span, "sum a numeric list")
+                return None
+            return self.note(expr, first.element)
+        (second,) = rest
+        literal = args[1]
+        if isinstance(literal, ListLit) and isinstance(first.element, EnumType) and second == ListType(STRING):
+            # (list "a" "b") against an enum list: each string must be one of its values
+            for item in literal.items:
+                self.compatible(first.element, item, STRING)
+            second = self.note(literal, ListType(first.element))
+        if not isinstance(second, ArrayType | ListType) or not (
+            second.element == first.element or {first.element, second.element} <= set(NUMERIC)
+        ):
+            self.report(
+                "type_mismatch",
+                f"({symbol} ...) needs a list or array of {type_text(first.element)} as its second operand, "
+                f"not {type_text(second)}",
+                args[1].span,
+            )
+            return None
+        return self.note(expr, BOOL if symbol == "subset" else first)
 
     def op(self, expr: OpApp, transition: Transition | None, section: str) -> DslType | None:
         symbol, args = expr.symbol, expr.args
@@ -415,6 +546,14 @@ class _Checker:
             elif self.is_unknown_param(right, transition):
                 self.unify_param(right, types[0], transition)
                 types[1] = types[0]
+            if any(isinstance(t, ListType) for t in types):
+                self.report(
+                    "type_mismatch",
+                    "lists are not compared with =",
+                    expr.span,
+                    "use (subset l s), (contains l x), (length l) or (empty l)",
+                )
+                return None
             if self.compatible(types[0], right, types[1]) or self.compatible(types[1], left, types[0]):
                 return self.note(expr, BOOL)
             self.mismatch(expr, types[0], types[1])
@@ -505,7 +644,7 @@ def value_problem(value: ConstValue, dsl_type: DslType) -> str:
         return ""
     if isinstance(dsl_type, EnumType):
         return "" if value in dsl_type.values and isinstance(value, str) else f"{_show(value)} is not an enum value"
-    if isinstance(dsl_type, ArrayType):
+    if isinstance(dsl_type, ArrayType | ListType):
         if not isinstance(value, list):
             return f"{_show(value)} is not a list"
         return next((p for p in (value_problem(v, dsl_type.element) for v in value) if p), "")
@@ -515,6 +654,14 @@ def value_problem(value: ConstValue, dsl_type: DslType) -> str:
     if set(value) != names:
         return f"record fields {sorted(value)} differ from the type's {sorted(names)}"
     return next((p for f in dsl_type.fields if (p := value_problem(value[f.name], f.field_type))), "")
+
+
+def _has_list(dsl_type: DslType) -> bool:
+    if isinstance(dsl_type, ListType):
+        return True
+    if isinstance(dsl_type, RecordType):
+        return any(_has_list(f.field_type) for f in dsl_type.fields)
+    return isinstance(dsl_type, ArrayType) and _has_list(dsl_type.element)
 
 
 def _representable(value: object) -> bool:

@@ -29,12 +29,24 @@ json_values = st.recursive(
 arg_maps = st.dictionaries(st.sampled_from(ARG_NAMES), json_values, max_size=2)
 
 
+# Lists pinned for "flag" are compared in order (as if the tool schema marked it x-ordered), every other list
+# up to permutation: one convention for every atom, as stamping from a schema gives.
+ORDERED_ARG = "flag"
+
+
+def _ordered(args: dict[str, Any]) -> tuple[str, ...]:
+    return (ORDERED_ARG,) if isinstance(args.get(ORDERED_ARG), list) else ()
+
+
 def call_atoms(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrategy[Call]:
-    return st.builds(Call, tool=st.sampled_from(TOOLS), args=args)
+    return st.tuples(st.sampled_from(TOOLS), args).map(lambda p: Call(tool=p[0], args=p[1], ordered=_ordered(p[1])))
 
 
 def atoms(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrategy[Call | NoCall]:
-    return st.one_of(call_atoms(args), st.builds(NoCall, tool=st.sampled_from(TOOLS), args=args))
+    no_calls = st.tuples(st.sampled_from(TOOLS), args).map(
+        lambda p: NoCall(tool=p[0], args=p[1], ordered=_ordered(p[1]))
+    )
+    return st.one_of(call_atoms(args), no_calls)
 
 
 def checks(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrategy[Check]:

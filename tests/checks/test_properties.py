@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -41,7 +42,17 @@ def holds(check: Check, trace: Trace) -> bool:
 def _matches(atom: Call | NoCall, tool: str, args: dict[str, Any]) -> bool:
     if tool != atom.tool:
         return False
-    return all(name in args and values_equal(value, args[name]) for name, value in atom.args.items())
+    return all(name in args and _equal(value, args[name], name in atom.ordered) for name, value in atom.args.items())
+
+
+def _equal(pinned: Any, actual: Any, ordered: bool) -> bool:
+    """The docstring's argument equality, written independently: a top-level list not compared in order
+    matches iff some permutation of the actual list equals it element-wise."""
+    if ordered or not isinstance(pinned, list):
+        return values_equal(pinned, actual)
+    if not isinstance(actual, list) or len(actual) != len(pinned):
+        return False
+    return any(values_equal(pinned, list(order)) for order in itertools.permutations(actual))
 
 
 def brute(check: Check, trace: Trace) -> bool:

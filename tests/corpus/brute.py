@@ -10,8 +10,10 @@ It answers the same questions as ``CaseSolver`` in both modes (see ``mantra_env/
   check mentions hold. Forward conflict: some admitted trace passes every check and breaks a precondition of
   a tool the checks mention, or misses the goal.
 
-Only a fragment of the DSL is simulated, enough for the conflict corpus: scalar and enum variables and
-constants, arithmetic and logic, and postconditions that assign ``(= (next v) e)``. Anything else raises
+Only a fragment of the DSL is simulated, enough for the conflict corpus: scalar, enum and array (a frozenset)
+variables, scalar and list (a tuple) constants and parameters, arithmetic, logic and the list operations, and
+postconditions that assign ``(= (next v) e)``. A list parameter ranges over every list of at most
+:data:`LIST_LENGTH` elements of its element domain, and the lists the checks pin. Anything else raises
 :class:`Unsupported`. Argument domains are every literal of the right JSON type in the model, the checks and
 the initial state, every integer one above those, a junk value (``"<junk>"``, ``-1``), and "omitted" for a
 parameter only checks pin; the model's parameters are always supplied (as in the encoding). Initial variables
@@ -26,10 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantra_env.checks import Check, TraceIndex, atoms, evaluate, parse_check, tools_mentioned
+from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import check_model, parse_model
 from mantra_env.worldmodel.ast import (
+    STRING,
+    ArrayType,
+    CollectionOp,
+    Contains,
     EnumType,
     Expr,
+    ListLit,
+    ListType,
     Lit,
     NextRef,
     OpApp,
@@ -41,6 +50,7 @@ from mantra_env.worldmodel.ast import (
 )
 
 _OMITTED = object()
+LIST_LENGTH = 2
 
 
 class Unsupported(ValueError):
@@ -75,7 +85,27 @@ def _value(expr: Expr, state: Mapping[str, Any], args: Mapping[str, Any], consts
     if isinstance(expr, VarRef):
         return consts[expr.name] if expr.name in consts else state[expr.name]
     if isinstance(expr, ParamRef):
-        return args[expr.name]
+        value = args[expr.name]
+        return tuple(value) if isinstance(value, list) else value
+    if isinstance(expr, ListLit):
+        return tuple(_value(item, state, args, consts) for item in expr.items)
+    if isinstance(expr, Contains):
+        return _value(expr.element, state, args, consts) in _value(expr.array, state, args, consts)
+    if isinstance(expr, CollectionOp):
+        first, *rest = (_value(arg, state, args, consts) for arg in expr.args)
+        match expr.symbol:
+            case "length":
+                return len(first)
+            case "empty":
+                return not first
+            case "sum":
+                return sum(first)
+            case "subset":
+                return all(x in rest[0] for x in first)
+            case "union":
+                return first | frozenset(rest[0])
+            case "difference":
+                return first - frozenset(rest[0])
     if isinstance(expr, OpApp):
         values = [_value(arg, state, args, consts) for arg in expr.args]
         return _apply(expr.symbol, values)
@@ -109,14 +139,23 @@ def _apply(symbol: str, values: list[Any]) -> Any:
 class Simulator:
     """The world model of one entry as Python functions over dict states (enum values are their names)."""
 
-    def __init__(self, model_text: str, checks: Sequence[str], initial: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        model_text: str,
+        checks: Sequence[str],
+        initial: Mapping[str, Any],
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> None:
         self.model: WorldModel = parse_model(model_text)
-        checked = check_model(self.model)
+        checked = check_model(self.model, tools)
         self.checks: list[Check] = [parse_check(text) for text in checks]
-        self.consts = {const.name: const.value for const in self.model.consts}
+        self.consts = {c.name: tuple(c.value) if isinstance(c.value, list) else c.value for c in self.model.consts}
+        self.sets = {var.name for var in self.model.vars if var.var_type == ArrayType(STRING)}
         for var in self.model.vars:
-            if not isinstance(var.var_type, ScalarType | EnumType) or var.var_type == ScalarType("Real"):
+            scalar = isinstance(var.var_type, ScalarType | EnumType) and var.var_type != ScalarType("Real")
+            if not scalar and var.name not in self.sets:
                 raise Unsupported(f"variable {var.name} of type {var.var_type}")
+        initial = {k: frozenset(v) if k in self.sets else v for k, v in initial.items()}
         self.posts: dict[str, list[tuple[str, Expr]]] = {}
         for transition in self.model.transitions:
             assigns = []
@@ -130,6 +169,7 @@ class Simulator:
         literals = [e.value for e in _model_exprs(self.model) if isinstance(e, Lit)]
         literals += [v for check in self.checks for atom in atoms(check) for v in atom.args.values()]
         literals += list(initial.values()) + list(self.consts.values())
+        literals += [x for v in literals if isinstance(v, list | tuple | frozenset) for x in v]
         literals += [v + 1 for v in literals if isinstance(v, int) and not isinstance(v, bool)]  # "just above"
         self.initials = list(self._initial_states(initial))
         self.focus = {tool for check in self.checks for tool in tools_mentioned(check)}
@@ -168,17 +208,22 @@ class Simulator:
                     domains[bind.tool_param] = list(ints)
                 elif kind == ScalarType("String"):
                     domains[bind.tool_param] = list(strings)
+                elif kind == ListType(STRING):
+                    domains[bind.tool_param] = [
+                        list(items) for n in range(LIST_LENGTH + 1) for items in itertools.product(strings, repeat=n)
+                    ]
                 else:
                     raise Unsupported(f"parameter {tool}.{bind.tool_param} of type {kind}")
-            pinned: dict[str, set[Any]] = {}
+            pinned: dict[str, list[Any]] = {}
             for check in self.checks:
                 for atom in atoms(check):
                     if atom.tool == tool:
                         for name, value in atom.args.items():
-                            pinned.setdefault(name, set()).add(value)
+                            if value not in pinned.setdefault(name, []):
+                                pinned[name].append(value)
             for name, values in sorted(pinned.items()):
                 if name in domains:  # a parameter the model leaves untyped (unused) takes the pinned values too
-                    domains[name] = [*domains[name], *sorted(values - set(domains[name]), key=repr)]
+                    domains[name] = [*domains[name], *sorted((v for v in values if v not in domains[name]), key=repr)]
                 else:
                     domains[name] = [*sorted(values, key=repr), "<junk>", _OMITTED]
             names = sorted(domains)
@@ -219,9 +264,15 @@ def _model_exprs(model: WorldModel) -> Iterator[Expr]:
         yield from subexpressions(expr)
 
 
-def brute_force(model: str, checks: Sequence[str], initial: Mapping[str, Any], bound: int) -> dict[str, Verdict]:
+def brute_force(
+    model: str,
+    checks: Sequence[str],
+    initial: Mapping[str, Any],
+    bound: int,
+    tools: Sequence[ToolSpec] | None = None,
+) -> dict[str, Verdict]:
     """The verdicts of both modes for every trace of at most ``bound`` calls."""
-    sim = Simulator(model, checks, initial)
+    sim = Simulator(model, checks, initial, tools)
     n = len(sim.checks)
     refusal, paper = Verdict(backward=["consistent"] * n), Verdict(backward=["consistent"] * n)
 

@@ -16,13 +16,14 @@ from typing import Any, Literal
 from mantra_env.domains import load_domain
 from mantra_env.smt import DEFAULT_MODE, MODES
 from mantra_env.tools import ToolSpec
+from tests.list_tools import IDS, ORDERED_IDS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
 
 CORPUS_DIR = Path(__file__).parent
-ToolsName = Literal["paper", "operations"]
-TOOL_SETS: tuple[ToolsName, ...] = ("paper", "operations")
+ToolsName = Literal["paper", "operations", "lists"]
+TOOL_SETS: tuple[ToolsName, ...] = ("paper", "operations", "lists")
 _ENTRY_KEYS = {"description", "model_file", "tools", "checks", "initial", "bound", "expect", "xfail", "kind"}
-# The kinds of conflict entries (``conflict_*``, issue 14). ``list`` waits for list-valued parameters in the DSL.
+# The kinds of conflict entries (``conflict_*``, issue 14).
 CONFLICT_KINDS = (
     "repeated",
     "junk",
@@ -33,7 +34,7 @@ CONFLICT_KINDS = (
     "insensitive",
     "list",
 )
-PENDING_KINDS = ("list",)
+PENDING_KINDS: tuple[str, ...] = ()
 CONFLICT_MAX_BOUND = 4  # conflict entries are brute-forced: every trace up to the bound
 STAGES = ("parser", "checker", "solver", "grader")
 _FORWARD = ("consistent", "conflict")
@@ -132,7 +133,19 @@ class CorpusEntry:
             return None
         if self.tools_name == "paper":
             return list(PAPER_TOOLS)
+        if self.tools_name == "lists":
+            return list(LIST_TOOLS)
         return list(_operations_tools())
+
+
+# Retail-like tools with list parameters (the ``lists`` tool set): item lists match up to permutation,
+# ``new_item_ids`` (paired with ``item_ids``) in order.
+LIST_TOOLS = (
+    list_tool("get_order", "read", order_id={"type": "string"}),
+    list_tool("return_items", item_ids=IDS),
+    list_tool("refund_items", item_ids=IDS),
+    list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS),
+)
 
 
 @cache

@@ -44,7 +44,7 @@ def main() -> int:
         paper, paper_s = solve(entry, "paper")
         refusal, refusal_s = solve(entry, "refusal")
         started = time.perf_counter()
-        brute = brute_force(entry.model, entry.checks, entry.initial, entry.bound)
+        brute = brute_force(entry.model, entry.checks, entry.initial, entry.bound, entry.tools())
         brute_s = time.perf_counter() - started
         brute_r = letters(*brute["refusal"].statuses)
         marks = [

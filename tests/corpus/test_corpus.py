@@ -88,7 +88,7 @@ def test_corpus_covers_the_required_ground() -> None:
     assert {b for x in expects for b in x.backward} == {"consistent", "conflict"}
     assert {x.witness for x in expects} == {"found", "infeasible"}
     assert {e.bound for e in SOLVER} >= {4, 8, 16}
-    assert {e.tools_name for e in SOLVER} == {"paper", "operations", None}
+    assert {e.tools_name for e in SOLVER} == {"paper", "operations", "lists", None}
     keywords = Counter(word for e in SOLVER for text in e.checks for word in text.split() if word.isupper())
     assert {"CALL", "NO-CALL", "OR", "AFTER", "BEFORE", "FOLLOWS", "PRECEDES"} <= set(keywords)
 

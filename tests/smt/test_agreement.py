@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mantra_env.checks import Check, TraceIndex, evaluate, parse_check
 from mantra_env.smt.pinned import evaluate_checks
+from mantra_env.tools import ToolSpec
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import parse_model
 from tests.checks.strategies import checks, traces
+from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
 
 
@@ -63,11 +68,61 @@ typed_checks = st.lists(
 )
 
 
+# List parameters the world model binds become bounded sequences (a length and element slots): pinned lists
+# match in order (new_item_ids, x-ordered in the schema) or up to permutation (item_ids), as in the grader.
+LIST_TOOLS = [list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS, payments=PAYMENTS)]
+LIST_MODEL = parse_model("""
+(model
+  (var swapped (Array String))
+  (transition exchange_items
+    (params (item_ids old) (new_item_ids new) (payments pay))
+    (pre (= (length (param old)) (length (param new))))
+    (post (= (next swapped) (union swapped (param old))))))
+""")
+_ids = st.sampled_from(["i1", "i2", " i1", "i3"])
+_payment = st.fixed_dictionaries({"payment_id": st.sampled_from(["gc", "cc"]), "amount": st.sampled_from([1, 2.5])})
+list_calls = st.lists(
+    st.tuples(
+        st.just("exchange_items"),
+        st.fixed_dictionaries(
+            {
+                "item_ids": st.lists(_ids, max_size=3),
+                "new_item_ids": st.lists(_ids, max_size=3),
+                "payments": st.lists(_payment, max_size=2),
+            }
+        ),
+    ),
+    max_size=4,
+)
+list_checks = st.lists(
+    st.sampled_from(
+        [
+            'CALL exchange_items(item_ids=["i1", "i2"])',
+            'NO-CALL exchange_items(item_ids=["i2", "i1", "i1"])',
+            'CALL exchange_items(new_item_ids=["i2", "i1"] IN ORDER)',
+            "CALL exchange_items(item_ids=[], new_item_ids=[] IN ORDER)",
+            'CALL exchange_items(item_ids=["i3", "i1"], new_item_ids=["i1", "i3"] IN ORDER)',
+            'CALL exchange_items(payments=[{"payment_id": "gc", "amount": 2.5}, {"payment_id": "cc", "amount": 1}])',
+            'NO-CALL exchange_items(payments=[{"payment_id": "gc", "amount": 1.0}]) AFTER CALL exchange_items()',
+            'CALL exchange_items(item_ids="i1")',
+        ]
+    ).map(parse_check),
+    min_size=1,
+    max_size=4,
+)
+
+
+SLOT_CASES: dict[str, tuple[Any, Any, Any, list[ToolSpec]]] = {
+    "typed": (typed_checks, typed_calls, TYPED_MODEL, PAPER_TOOLS),
+    "lists": (list_checks, list_calls, LIST_MODEL, LIST_TOOLS),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SLOT_CASES))
 @settings(max_examples=150, deadline=None)
-@given(typed_checks, typed_calls)
-def test_agreement_with_typed_parameter_slots(
-    check_list: list[Check], calls: list[tuple[str, dict[str, object]]]
-) -> None:
-    trace = Trace.of(*calls)
-    verdicts = evaluate_checks(check_list, trace.calls, TYPED_MODEL, PAPER_TOOLS)
-    assert verdicts == grader_verdicts(check_list, trace)
+@given(data=st.data())
+def test_agreement_with_typed_parameter_slots(case: str, data: st.DataObject) -> None:
+    checks_of, calls_of, model, tools = SLOT_CASES[case]
+    check_list: list[Check] = data.draw(checks_of)
+    trace = Trace.of(*data.draw(calls_of))
+    assert evaluate_checks(check_list, trace.calls, model, tools) == grader_verdicts(check_list, trace)

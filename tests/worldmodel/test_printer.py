@@ -140,8 +140,8 @@ def test_json_schema_has_the_discriminators() -> None:
         if key == "discriminator"
     }
     assert discriminators == {
-        ("node", ("contains", "field", "literal", "next_ref", "op", "param_ref", "var_ref")),
-        ("type", ("Array", "Bool", "Enum", "Int", "Real", "Record", "String")),
+        ("node", ("collection", "contains", "field", "list", "literal", "next_ref", "op", "param_ref", "var_ref")),
+        ("type", ("Array", "Bool", "Enum", "Int", "List", "Real", "Record", "String")),
     }
     assert not any(key == "span" for key, _ in _walk_json(SCHEMA))
 

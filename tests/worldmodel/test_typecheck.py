@@ -39,7 +39,7 @@ BOOK = ToolSpec(
             "qty": {"type": "integer"},
             "price": {"type": "number"},
             "urgent": {"type": "boolean"},
-            "notes": {"type": "array", "items": {"type": "string"}},
+            "notes": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
             "meta": {"type": "object"},
             "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
         },

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from mantra_env.domains.kit import lookup, money, read
 from mantra_env.domains.overlay import find, peek, scan
@@ -30,7 +30,7 @@ from mantra_env.domains.retail.database import (
     User,
     Variant,
 )
-from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.toolkit import ORDERED, ToolFailure, Toolkit, tool
 
 PENDING = ("pending", "pending_item_modified")
 
@@ -267,7 +267,11 @@ class RetailToolkit(Toolkit):
 
     @tool(kind="write")
     def modify_pending_order_items(
-        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+        self,
+        order_id: str,
+        item_ids: Annotated[list[str], ORDERED],
+        new_item_ids: Annotated[list[str], ORDERED],
+        payment_method_id: str,
     ) -> dict[str, Any]:
         """Change items of a pending order into other variants of the same products, all in this one call (an
         order's items can be modified only once). The price difference is charged to, or refunded to, the given
@@ -390,7 +394,11 @@ class RetailToolkit(Toolkit):
 
     @tool(kind="write")
     def exchange_delivered_order_items(
-        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+        self,
+        order_id: str,
+        item_ids: Annotated[list[str], ORDERED],
+        new_item_ids: Annotated[list[str], ORDERED],
+        payment_method_id: str,
     ) -> dict[str, Any]:
         """Request the exchange of items of a delivered order for other variants of the same products, all in
         this one call. The price difference is settled with the given payment method when the returned items

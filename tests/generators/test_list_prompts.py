@@ -1,0 +1,45 @@
+"""What the generation stages show and do for list parameters: typed, ordered parameters in the tool block, the
+list syntax in both language descriptions, and generated checks stamped with the schema's order."""
+
+from __future__ import annotations
+
+from generators import prompts
+from generators.artifacts import CheckDraft, CheckSet
+from generators.checkgen import parse_check_set
+from mantra_env.worldmodel import parse_expr
+from tests.list_tools import IDS, ORDERED_IDS, list_tool
+
+TOOLS = [
+    list_tool(
+        "exchange_items",
+        optional=("payments",),
+        item_ids=IDS,
+        new_item_ids=ORDERED_IDS,
+        payments={
+            "type": "array",
+            "items": {"type": "object", "properties": {"id": {"type": "string"}, "amount": {"type": "number"}}},
+        },
+    )
+]
+
+
+def test_the_tool_block_shows_element_types_and_order() -> None:
+    block = prompts.tool_block(TOOLS)
+    assert "item_ids: array[string], new_item_ids: array[string] in order" in block
+    assert "payments: array[{id: string, amount: number}]?" in block
+
+
+def test_both_language_descriptions_explain_lists() -> None:
+    assert "(List TYPE)" in prompts.DSL_LANGUAGE and "(union A L)" in prompts.DSL_LANGUAGE
+    assert "in any order" in prompts.CHECK_LANGUAGE and '"in order"' in prompts.CHECK_LANGUAGE
+    # every list example in the DSL description parses
+    for example in ('(list "a" "b")', "(sum (field (param pays) amount))", "(union returned (param items))"):
+        parse_expr(example)
+
+
+def test_generated_checks_take_the_order_from_the_schema() -> None:
+    answer = CheckSet(
+        checks=[CheckDraft(id="pairs", check='CALL exchange_items(item_ids=["a", "b"], new_item_ids=["x", "y"])')]
+    )
+    (entry,) = parse_check_set(answer, TOOLS)
+    assert entry.text == 'CALL exchange_items(item_ids=["a", "b"], new_item_ids=["x", "y"] IN ORDER)'

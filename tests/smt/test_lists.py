@@ -1,0 +1,115 @@
+"""Lists in the bounded encoding: bounded sequences with set updates, sums of fields, witnesses that replay
+through the grader, and lists longer than the bound reported as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from graders import grade
+from mantra_env.checks import parse_check
+from mantra_env.smt.queries import CaseSolver, SmtInputError
+from mantra_env.trace import Trace
+from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool
+
+TOOLS = [
+    list_tool("get_order", "read", order_id={"type": "string"}),
+    list_tool("return_items", order_id={"type": "string"}, item_ids=IDS),
+    list_tool("pay", payments=PAYMENTS),
+    list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS),
+]
+MODEL = """
+(model
+  (const ORDER_ITEMS (List String) ("i1" "i2" "i3"))
+  (const PRICE Real 30.0)
+  (var looked   Bool)
+  (var paid     Bool)
+  (var returned (Array String))
+  (transition get_order (params (order_id o)) (pre (= (param o) "W1")) (post (= (next looked) true)))
+  (transition return_items
+    (params (order_id o) (item_ids items))
+    (pre  looked (= (param o) "W1") (not (empty (param items))) (subset (param items) ORDER_ITEMS)
+          (not (contains returned "i3")))
+    (post (= (next returned) (union returned (param items)))))
+  (transition exchange_items
+    (params (item_ids old) (new_item_ids new))
+    (pre  (= (length (param old)) (length (param new))) (subset (param old) returned))
+    (post (= (next returned) (difference returned (param old)))))
+  (transition pay
+    (params (payments p))
+    (pre  (= (sum (field (param p) amount)) PRICE) (contains (field (param p) payment_id) "gift_card"))
+    (post (= (next paid) true)))
+  (goal (contains returned "i1") (contains returned "i2") (not (contains returned "i3")) paid))
+"""
+INITIAL = {"looked": False, "paid": False, "returned": []}
+
+
+def _replay(solver: CaseSolver) -> Trace:
+    result = solver.compliant_witness()
+    assert result.status == "found" and result.witness is not None
+    return Trace.of(*((call.tool, call.args) for call in result.witness.calls))
+
+
+def test_the_compliant_witness_holds_lists_and_passes_the_grader() -> None:
+    checks = [
+        parse_check('CALL return_items(order_id="W1", item_ids=["i2", "i1"])'),
+        parse_check('CALL get_order(order_id="W1") PRECEDES CALL return_items()'),
+        parse_check("CALL pay()"),
+    ]
+    trace = _replay(CaseSolver(MODEL, checks, 4, INITIAL, TOOLS))
+    assert grade(trace, checks).passed
+    (returned,) = [call.args for call in trace.calls if call.tool == "return_items"]
+    assert sorted(returned["item_ids"]) == ["i1", "i2"]  # matched up to permutation
+    (paid,) = [call.args for call in trace.calls if call.tool == "pay"]
+    assert sum(p["amount"] for p in paid["payments"]) == 30
+    assert "gift_card" in [p["payment_id"] for p in paid["payments"]]
+
+
+def test_set_updates_union_and_difference() -> None:
+    # The goal needs i3 never returned; returning [i1, i3] and then exchanging [i3] away reaches it only if
+    # difference removes it. The precondition of return_items forbids a second return once i3 is in.
+    checks = [
+        parse_check('CALL return_items(item_ids=["i1", "i2", "i3"])'),
+        parse_check("CALL pay()"),
+        parse_check('CALL exchange_items(item_ids=["i3"], new_item_ids=["i9"] IN ORDER)'),
+    ]
+    trace = _replay(CaseSolver(MODEL, checks, 5, INITIAL, TOOLS))
+    assert grade(trace, checks).passed
+    tools = [call.tool for call in trace.calls]
+    assert tools.index("exchange_items") > tools.index("return_items")
+
+
+def test_an_ordered_pin_is_not_matched_by_a_permutation() -> None:
+    # exchange_items needs its items returned, and the goal needs i1 and i2 returned again afterwards.
+    checks = [parse_check('CALL exchange_items(item_ids=["i2", "i1"], new_item_ids=["n1", "n2"] IN ORDER)')]
+    solver = CaseSolver(MODEL, checks, 6, INITIAL, TOOLS)
+    trace = _replay(solver)
+    (call,) = [c.args for c in trace.calls if c.tool == "exchange_items"]
+    assert call["new_item_ids"] == ["n1", "n2"] and sorted(call["item_ids"]) == ["i1", "i2"]
+
+
+def test_the_schema_decides_the_order_of_pinned_lists() -> None:
+    unmarked = [parse_check('CALL exchange_items(item_ids=["i1"], new_item_ids=["n1"])')]
+    with pytest.raises(SmtInputError, match="IN ORDER"):
+        CaseSolver(MODEL, unmarked, 3, INITIAL, TOOLS)
+
+
+def test_a_list_longer_than_the_bound_is_reported_as_such() -> None:
+    needs_four = MODEL.replace("(not (empty (param items)))", "(>= (length (param items)) (+ 2 2))")
+    solver = CaseSolver(needs_four, [parse_check("CALL return_items()")], 3, INITIAL, TOOLS)
+    result = solver.compliant_witness()
+    assert result.status == "unknown" and "longer than the list bound 3" in result.reason
+    roomy = CaseSolver(needs_four, [parse_check("CALL return_items()")], 3, INITIAL, TOOLS, list_bound=4)
+    trace = _replay(roomy)
+    assert [len(c.args["item_ids"]) >= 4 for c in trace.calls if c.tool == "return_items"] == [True]
+    with pytest.raises(SmtInputError, match="longer than the list bound 2"):
+        CaseSolver(
+            MODEL, [parse_check('CALL return_items(item_ids=["i1", "i2", "i3"])')], 3, INITIAL, TOOLS, list_bound=2
+        )
+
+
+def test_lists_only_checks_pin_are_one_value_in_canonical_order() -> None:
+    # get_order's world model does not bind a list; a check pins one on a tool the model does not know.
+    checks = [parse_check('CALL note(tags=["b", "a"])'), parse_check('CALL note(tags=["a", "b"])')]
+    result = CaseSolver(None, checks, 1).compliant_witness()
+    assert result.status == "found" and result.witness is not None
+    assert result.witness.calls[0].args == {"tags": ["a", "b"]}  # one call matches both pins
