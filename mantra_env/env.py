@@ -9,10 +9,10 @@ from typing import Any, Literal
 import gymnasium as gym
 from gymnasium import spaces
 
-from graders import grade
 from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
+from mantra_env.grading import grade
 from mantra_env.limits import MAX_TEXT, bounded, json_problem
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
