@@ -45,7 +45,7 @@ from mantra_env.env import MantraEnv
 from tests.env.test_env import CALL_CHECK, CALL_ORDER, DOMAIN, SUITE
 
 TARGET = 10_000
-OPERATIONS_ID = "mantra/operations-v0"
+OPERATIONS_ID = "mantra/operations-v1"
 RESET_TARGET_US = 1_000
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 import pydantic_core
@@ -14,14 +14,13 @@ from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
 from mantra_env.grading import grade
 from mantra_env.limits import MAX_RESULT_BYTES, MAX_TEXT, bounded, json_problem
+from mantra_env.rewards import REWARD_MODES, RewardMode, obligations, reward
 from mantra_env.spaces import JsonText, ToolCallSpace
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
 from mantra_env.verdict import VERDICT_ADAPTER, Verdict
 
-RewardMode = Literal["binary", "fraction", "shaped"]
 UNPARSEABLE = "<unparseable>"
-TOOL_ERROR_PENALTY = 0.02
 
 
 class MantraEnv(gym.Env[str, str]):
@@ -47,10 +46,13 @@ class MantraEnv(gym.Env[str, str]):
     final answer: ``{"done": true}``.
 
     ## Rewards
-    0 on every step but the last. At the end, by ``reward_mode``: ``binary`` 1.0 iff every check passes;
-    ``fraction`` the share of checks passed; ``shaped`` the share of checks passed minus
-    ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0 (a dense-ish signal for RL that still ranks a
-    fully compliant trace highest). A truncated episode is graded on the calls it made.
+    By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes; ``fraction`` the share
+    of the case's obligations met (checks only an action can satisfy) minus the share of prohibitions broken
+    (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one never pays), floored at 0;
+    ``shaped`` ``fraction`` minus 0.02 per tool error. The no-op agent earns 0 in every mode on a case with an
+    obligation; only a compliant trace earns 1. By default the reward comes at the end (0 on every other step).
+    With ``dense=True`` every step pays the change of the mode's reward of the trace so far (potential-based:
+    the episode's rewards sum to exactly its final reward). A truncated episode is graded on the calls it made.
 
     ## Starting State
     The case chosen by ``options={"case": id or index}`` at reset (or the constructor's ``case``); without
@@ -60,7 +62,8 @@ class MantraEnv(gym.Env[str, str]):
     Terminated on a final answer; truncated after ``max_steps`` tool calls.
 
     ## Arguments
-    ``suite``, ``domain``, ``case`` (id or index), ``reward_mode``, ``max_steps`` (default 30).
+    ``suite``, ``domain``, ``case`` (id or index), ``reward_mode``, ``dense`` (default False), ``max_steps``
+    (default 30).
 
     ## Info
     ``case_id``, ``trace`` (the :class:`~mantra_env.trace.Trace` so far), ``step``; at the end ``verdict`` (a
@@ -68,6 +71,10 @@ class MantraEnv(gym.Env[str, str]):
 
     ## Version History
     * v0: initial version.
+    * v1: ``fraction``/``shaped`` pay only for obligations met and charge broken prohibitions (in v0 they paid
+      for vacuously kept checks: the no-op agent earned 0.18); ``dense``; JSON text spaces that fit shared
+      memory, with schema-valid samples; a tool result over ``MAX_RESULT_BYTES`` is the error
+      ``result_too_large``.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium declares it as a class attribute
@@ -79,8 +86,9 @@ class MantraEnv(gym.Env[str, str]):
         case: str | int | None = None,
         reward_mode: RewardMode = "binary",
         max_steps: int = 30,
+        dense: bool = False,
     ) -> None:
-        if reward_mode not in ("binary", "fraction", "shaped"):
+        if reward_mode not in REWARD_MODES:
             raise MantraError(f"reward_mode must be 'binary', 'fraction' or 'shaped', not {reward_mode!r}")
         if max_steps < 1:
             raise MantraError(f"max_steps must be at least 1, got {max_steps}")
@@ -92,6 +100,10 @@ class MantraEnv(gym.Env[str, str]):
         if case is not None:
             suite.case(case)  # fail now, not at reset
         self.reward_mode: RewardMode = reward_mode
+        self.dense = dense
+        self._obligations: dict[str, tuple[bool, ...]] = {}  # per case id, computed at its first reset
+        self._potential = 0.0  # the dense reward paid so far in this episode
+        self._errors = 0
         self.max_steps = max_steps
         self._constants = domain.episode_constants
         self._kinds = self._constants.kinds
@@ -117,6 +129,9 @@ class MantraEnv(gym.Env[str, str]):
         self._toolkit = self.domain.toolkit(self.domain.fresh_database(self.case.database_patch))
         self._calls = []
         self._done = False
+        self._potential, self._errors = 0.0, 0
+        if self.case.id not in self._obligations:
+            self._obligations[self.case.id] = obligations(self.case.checks)
         return self._opening(self.case), self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -146,13 +161,18 @@ class MantraEnv(gym.Env[str, str]):
                 kind=self._kinds.get(name), raw_arguments=None,
             )  # fmt: skip
         self._calls.append(call)
+        self._errors += call.error is not None
         if call.error is not None:  # a message may quote a lone surrogate the agent sent: escaped, valid UTF-8
             observation = _safe_text(json.dumps({"error": call.error.model_dump()}, ensure_ascii=False))
         else:
             observation = f'{{"result": {result_text}}}'
         if len(self._calls) >= self.max_steps:
             return self._finish(observation, truncated=True, answer=None)
-        return observation, 0.0, False, False, self._info()
+        paid = 0.0
+        if self.dense:
+            potential = self._reward(grade(self.trace, self.case.checks))
+            paid, self._potential = potential - self._potential, potential
+        return observation, paid, False, False, self._info()
 
     # -- pickling: trainers ship envs between processes ----------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -194,18 +214,15 @@ class MantraEnv(gym.Env[str, str]):
         verdict = grade(trace, self.case.checks)
         info = self._info(verdict=verdict, verdict_json=VERDICT_ADAPTER.dump_python(verdict, mode="json"))
         info["trace"] = trace
-        reward = self.reward(verdict, trace)
-        self.last_trace, self.last_verdict, self.last_reward = trace, verdict, reward
-        return observation, reward, not truncated, truncated, info
+        final = self._reward(verdict)
+        self.last_trace, self.last_verdict, self.last_reward = trace, verdict, final
+        paid = final - self._potential if self.dense else final
+        return observation, paid, not truncated, truncated, info
 
-    def reward(self, verdict: Verdict, trace: Trace) -> float:
-        """The episode reward of ``verdict`` under this env's reward mode (see the class docstring)."""
-        if self.reward_mode == "binary":
-            return 1.0 if verdict.passed else 0.0
-        if self.reward_mode == "fraction":
-            return verdict.fraction_passed
-        errors = sum(1 for call in trace.calls if call.error is not None)
-        return max(0.0, verdict.fraction_passed - TOOL_ERROR_PENALTY * errors)
+    def _reward(self, verdict: Verdict) -> float:
+        """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""
+        assert self.case is not None
+        return reward(self.reward_mode, verdict, self._obligations[self.case.id], self._errors)
 
 
 def _too_large(tool: str, size: int, room: int) -> ToolError:

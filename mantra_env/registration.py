@@ -1,8 +1,8 @@
-"""Gymnasium ids ``mantra/<suite>-v0`` for every suite shipped with a domain, registered on import of mantra_env.
+"""Gymnasium ids ``mantra/<suite>-v1`` for every suite shipped with a domain, registered on import of mantra_env.
 
 Discovery only lists folders (no domain is imported until an environment is made). Use
-``gymnasium.make("mantra/operations-v0", case="fig1-case1")`` after ``import mantra_env``, or
-``gymnasium.make("mantra_env:mantra/operations-v0")``. Other suites (e.g. generated ones) can be registered with
+``gymnasium.make("mantra/operations-v1", case="fig1-case1")`` after ``import mantra_env``, or
+``gymnasium.make("mantra_env:mantra/operations-v1")``. Other suites (e.g. generated ones) can be registered with
 :func:`register_suite`.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 import gymnasium as gym
 
 DOMAINS_DIR = Path(__file__).parent / "domains"
-VERSION = 0
+VERSION = 1
+"""Bumped when an env's behaviour changes (see the Version History in :class:`~mantra_env.env.MantraEnv`)."""
 
 
 def make_env(suite: str, **kwargs: Any) -> Any:
@@ -33,7 +34,7 @@ def env_id(suite_name: str) -> str:
 
 
 def register_suite(suite_name: str, suite: str | Path, max_episode_steps: int | None = None) -> str:
-    """Register ``mantra/<suite_name>-v0`` for a suite name or folder; returns the id."""
+    """Register ``mantra/<suite_name>-v1`` for a suite name or folder; returns the id."""
     identifier = env_id(suite_name)
     if identifier not in gym.registry:
         gym.register(
@@ -49,7 +50,7 @@ def register_suite(suite_name: str, suite: str | Path, max_episode_steps: int | 
 def shipped_suites() -> dict[str, Path]:
     """Suite name -> folder for every ``domains/<domain>/suites/<suite>/manifest.json``.
 
-    A domain's suite named ``starter`` is registered under the domain's name (``mantra/operations-v0``), others as
+    A domain's suite named ``starter`` is registered under the domain's name (``mantra/operations-v1``), others as
     ``<domain>-<suite>``.
     """
     found = {}
@@ -61,7 +62,7 @@ def shipped_suites() -> dict[str, Path]:
 
 
 def domains_without_suites() -> list[str]:
-    """Domains that ship no suite yet: ``mantra/<domain>-v0`` is registered for them too, so that making it says
+    """Domains that ship no suite yet: ``mantra/<domain>-v1`` is registered for them too, so that making it says
     so (a clear :class:`~mantra_env.domains.DomainError`) instead of gymnasium's "doesn't exist"."""
     with_suites = {manifest.parents[2].name for manifest in DOMAINS_DIR.glob("*/suites/*/manifest.json")}
     return sorted(p.parent.name for p in DOMAINS_DIR.glob("*/__init__.py") if p.parent.name not in with_suites)

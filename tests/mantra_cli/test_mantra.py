@@ -76,7 +76,7 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["suites"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["domain", "suite", "cases", "gymnasium", "id"]
-    assert lines[1].split() == ["operations", "operations/starter", "14", "mantra/operations-v0"]
+    assert lines[1].split() == ["operations", "operations/starter", "14", "mantra/operations-v1"]
     assert len(lines) == 1 + len(list_suites())
 
 
@@ -106,7 +106,7 @@ def test_mantra_runs_as_a_program() -> None:
         [sys.executable, "-m", "mantra_cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert finished.returncode == 0, finished.stderr
-    assert "mantra/operations-v0" in finished.stdout
+    assert "mantra/operations-v1" in finished.stdout
     finished = subprocess.run(
         [sys.executable, "-m", "mantra_cli"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
