@@ -108,8 +108,9 @@ class MantraEnv(gym.Env[str, str]):
         self._constants = domain.episode_constants
         self._kinds = self._constants.kinds
         openings = max(len(self._opening(case).encode("utf-8")) for case in suite.cases)
-        self.observation_space = JsonText(max(openings, MAX_RESULT_BYTES))
-        self._result_room = self.observation_space.max_bytes - len('{"result": }')  # bytes a tool result may take
+        self._observation_bytes = max(openings, MAX_RESULT_BYTES)
+        self.observation_space = JsonText(self._observation_bytes)
+        self._result_room = self._observation_bytes - len('{"result": }')  # bytes a tool result may take
         self.action_space = ToolCallSpace(self._constants.specs, MAX_TEXT)
         self.case: Case | None = None
         self.last_trace: Trace = Trace()
@@ -162,10 +163,8 @@ class MantraEnv(gym.Env[str, str]):
             )  # fmt: skip
         self._calls.append(call)
         self._errors += call.error is not None
-        if call.error is not None:  # a message may quote a lone surrogate the agent sent: escaped, valid UTF-8
-            observation = _safe_text(json.dumps({"error": call.error.model_dump()}, ensure_ascii=False))
-        else:
-            observation = f'{{"result": {result_text}}}'
+        error = call.error
+        observation = f'{{"result": {result_text}}}' if error is None else self._error_observation(error)
         if len(self._calls) >= self.max_steps:
             return self._finish(observation, truncated=True, answer=None)
         paid = 0.0
@@ -200,6 +199,16 @@ class MantraEnv(gym.Env[str, str]):
         manual, tools = self._constants.manual_json, self._constants.tools_json
         prompt = json.dumps(case.scenario.prompt, ensure_ascii=False)
         return f'{{"system": {manual}, "prompt": {prompt}, "tools": {tools}}}'
+
+    def _error_observation(self, error: ToolError) -> str:
+        """``{"error": ...}`` as valid UTF-8 (a message may quote a lone surrogate the agent sent: escaped) that
+        fits the observation space (a message quoting megabytes of the action is cut; the trace keeps it)."""
+        text = _safe_text(json.dumps({"error": error.model_dump()}, ensure_ascii=False))
+        room = self._observation_bytes
+        if len(text) * 4 > room and len(text.encode("utf-8")) > room:
+            cut = {"code": error.code, "message": bounded(error.message, room // 8)}  # <= 6 bytes per character
+            text = _safe_text(json.dumps({"error": cut}, ensure_ascii=False))
+        return text
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         assert self.case is not None

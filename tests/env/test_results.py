@@ -142,3 +142,12 @@ def _shares_containers(copy: Any, original: Any) -> bool:
     if isinstance(copy, list) and isinstance(original, list | tuple):
         return any(_shares_containers(c, o) for c, o in zip(copy, original, strict=False))
     return False
+
+
+def test_an_error_message_quoting_megabytes_of_the_action_is_cut_to_fit() -> None:
+    env = MantraEnv(SUITE, DOMAIN)
+    env.reset(options={"case": "c"})
+    action: dict[str, Any] = {"tool": "read", "arguments": {}, **{"\U0001f600" * 200 + str(i): 1 for i in range(2000)}}
+    text, *_, info = env.step(action)
+    assert env.observation_space.contains(text) and json.loads(text)["error"]["code"] == "unparseable_action"
+    assert len(info["trace"].calls[-1].error.message) > len(json.loads(text)["error"]["message"])
