@@ -23,7 +23,7 @@ def entries(check_list: list[Check]) -> list[CaseCheck]:
     return [CaseCheck(id=f"c{number}", check=check) for number, check in enumerate(check_list)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(CHECK_LISTS, traces(), st.integers(0, 3))
 def test_rewards_pay_only_for_what_was_done(check_list: list[Check], trace: Trace, errors: int) -> None:
     cases = entries(check_list)
