@@ -18,7 +18,8 @@ $(STAMP): pyproject.toml
 
 # The main job with the bundled CPU model: every starter case once, three agent cycles each (~16 s per
 # episode). `make run ARGS="--model qwen --attempts 5"` points at a served model instead (later flags win).
-RUN_ARGS ?= --attempts 1 --max-cycles 3 --concurrency 1
+# --baselines: the summary puts the model beside the oracle and the no-op agent on the same cases (seconds more).
+RUN_ARGS ?= --attempts 1 --max-cycles 3 --concurrency 1 --baselines
 run: $(STAMP)
 	$(BIN)/python -m mantra_env.run $(RUN_ARGS) $(ARGS)
 
@@ -42,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/env.py
 	$(BIN)/python benchmarks/smt.py
 	$(BIN)/python benchmarks/runner.py
+	$(BIN)/python benchmarks/snapshot.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -10,6 +10,9 @@ for two workloads, reset (fresh database) and grading included:
   generation pipeline), so a fixed, realistic plan per episode stands in for the oracle: identify the customer,
   read the order, the product and the customer, then change the order (swap a variant of a pending order,
   request the return of a delivered one); 40 episodes over 40 real orders, each case with a database patch;
+* ``telecom``: the same on the telecom domain's 1.1 MB database (compact JSON): identify the customer, read the
+  account, the line, the plan and the handset, then push network settings or refuel data; 40 episodes over 40
+  real lines;
 * ``minimal``: a two-tool test domain, which shows the environment's own overhead.
 
 * ``vectorised``: ``gymnasium.make_vec`` on the operations suite, sync and async (shared memory on and off), every
@@ -79,14 +82,37 @@ def report(name: str, measured: tuple[list[float], list[float]], detail: str) ->
     print(f"  reset: median {reset:,.1f} us ({reset / RESET_TARGET_US:.3f}x the {RESET_TARGET_US:,} us target)")
 
 
-def retail_episodes(count: int) -> tuple[Suite, list[tuple[str, list[str]]]]:
-    """Cases over real orders of the retail database and the fixed plan of valid calls that stands in for the
-    oracle on each (a check per case so that grading runs too)."""
-    domain = load_domain("retail")
-    data = domain.base_data
-    cases, plans = [], []
+Episode = tuple[str, list[tuple[str, dict[str, Any]]], str, list[dict[str, Any]]]
+"""A benchmark episode: case id, the plan of valid calls, a check, a database patch."""
+
+
+def scripted_suite(domain: str, episodes: list[Episode]) -> tuple[Suite, list[tuple[str, list[str]]]]:
+    """A suite of one case per episode (its check, so that grading runs too) and each case's actions."""
+    cases = [
+        Case(
+            id=case_id,
+            domain=domain,
+            scenario=Scenario(prompt=f"Help with {case_id}."),
+            checks=[CaseCheck(id="c1", check=check)],
+            database_patch=patch,
+        )  # type: ignore[arg-type]
+        for case_id, _, check, patch in episodes
+    ]
+    plans = [
+        (case_id, [action_text({"tool": tool, "arguments": args}) for tool, args in calls] + [action_text(FINAL)])
+        for case_id, calls, _, _ in episodes
+    ]
+    suite = Suite(manifest=SuiteManifest(name="bench", domain=domain, case_count=len(cases)), cases=cases)
+    return suite, plans
+
+
+def retail_episodes(count: int) -> list[Episode]:
+    """Real orders of the retail database and the fixed plan of valid calls that stands in for the oracle on
+    each: identify the customer, read the order, the product and the customer, then change the order."""
+    data = load_domain("retail").base_data
+    episodes: list[Episode] = []
     for order in data["orders"].values():
-        if len(cases) == count:
+        if len(episodes) == count:
             break
         user, item = data["users"][order["user_id"]], order["items"][0]
         swap = next(
@@ -123,24 +149,46 @@ def retail_episodes(count: int) -> tuple[Suite, list[tuple[str, list[str]]]]:
             ("calculate", {"expression": f"{item['price']} - {swap['price'] if swap else 0}"}),
             write,
         ]
-        case_id = f"bench-{order['order_id'][1:]}"
         pinned = f'(order_id="{order["order_id"]}")'
         check = f"CALL get_order_details{pinned} PRECEDES CALL {write[0]}{pinned}"
         patch = [{"op": "set", "path": f"users.{user['user_id']}.email", "value": user["email"]}]
-        cases.append(
-            Case(
-                id=case_id,
-                domain="retail",
-                scenario=Scenario(prompt=f"Help with {order['order_id']}."),
-                checks=[CaseCheck(id="c1", check=check)],
-                database_patch=patch,
-            )
-        )  # type: ignore[arg-type]
-        plans.append(
-            (case_id, [action_text({"tool": tool, "arguments": args}) for tool, args in plan] + [action_text(FINAL)])
-        )
-    suite = Suite(manifest=SuiteManifest(name="bench", domain="retail", case_count=len(cases)), cases=cases)
-    return suite, plans
+        episodes.append((f"bench-{order['order_id'][1:]}", plan, check, patch))
+    return episodes
+
+
+def telecom_episodes(count: int) -> list[Episode]:
+    """Real lines of the telecom database and a fixed plan of valid calls per line: identify the customer, read
+    the account, the line, the plan and the handset, then fix what the diagnostics show (push the network
+    settings to a handset with a wrong APN, refuel a line out of data)."""
+    data = load_domain("telecom").base_data
+    episodes: list[Episode] = []
+    for line in data["lines"].values():
+        if len(episodes) == count:
+            break
+        customer, device = data["customers"][line["customer_id"]], data["devices"][line["device_id"]]
+        methods = [m["id"] for m in customer["payment_methods"].values() if not m["expired"]]
+        if line["status"] != "active" or not methods:
+            continue
+        line_id = {"line_id": line["line_id"]}
+        if device["apn"] != "carrier_default" and not device["airplane_mode"] and device["sim_status"] == "active":
+            write = ("push_network_settings", line_id)
+        elif data["plans"][line["plan_id"]]["max_refuel_gb"] > line["data_refueled_gb"]:
+            write = ("refuel_data", {**line_id, "gigabytes": 1, "payment_method_id": methods[0]})
+        else:
+            continue
+        plan = [
+            ("find_customer_id_by_phone", {"phone_number": line["phone_number"]}),
+            ("get_customer_details", {"customer_id": customer["customer_id"]}),
+            ("get_line_details", line_id),
+            ("get_plan_details", {"plan_id": line["plan_id"]}),
+            ("run_device_diagnostics", line_id),
+            write,
+        ]
+        pinned = f'(line_id="{line["line_id"]}")'
+        check = f"CALL run_device_diagnostics{pinned} PRECEDES CALL {write[0]}{pinned}"
+        patch = [{"op": "set", "path": f"lines.{line['line_id']}.roaming_enabled", "value": line["roaming_enabled"]}]
+        episodes.append((f"bench-{line['line_id']}", plan, check, patch))
+    return episodes
 
 
 def vectorised(env_id: str, num_envs: int, batches: int, repeats: int, mode: str, **kwargs: Any) -> list[float]:
@@ -166,6 +214,32 @@ def calibration() -> float:
     return min(timeit.repeat("sum(range(1000))", number=10_000, repeat=5)) / 10_000 * 1e6
 
 
+def measure_domain(name: str, episodes: list[Episode], count: int, repeats: int) -> None:
+    """Steps/s and reset time on a domain's copy-on-write database, with a fixed plan of valid calls per case."""
+    domain = load_domain(name)
+    suite, plans = scripted_suite(name, episodes)
+    for episode in range(3):  # each episode's plan is valid and its check passes
+        env = MantraEnv(suite, domain, max_steps=50)
+        env.reset(options={"case": plans[episode][0]})
+        assert all(not json.loads(env.step(action)[0]).get("error") for action in plans[episode][1][:-1])
+        assert env.last_reward is None or env.last_reward == 1.0
+    steps = sum(len(actions) for _, actions in plans) / len(plans)
+    rates = measure(MantraEnv(suite, domain, max_steps=50), plans, count, repeats)
+    size = len(domain._base_json) / 1e6
+    report(
+        name,
+        rates,
+        f"{len(plans)} cases on the {size:.1f} MB database (no suite yet: a fixed plan of valid calls per case "
+        f"stands in for the oracle), {steps:.1f} steps per episode, a one-record database patch per case",
+    )
+    patch = suite.cases[0].database_patch
+    database_reset = min(timeit.repeat(lambda: domain.fresh_database(patch), number=2000, repeat=5)) / 2000 * 1e6
+    print(f"  of which the database (a copy-on-write view and a one-record patch): {database_reset:.1f} us")
+    start = time.process_time()
+    domain.database_model.model_validate_json(domain._base_json)
+    print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--episodes", type=int, default=2000)
@@ -181,27 +255,8 @@ def main() -> None:
     rates = measure(MantraEnv(suite, domain, max_steps=50), plans, args.episodes, args.repeats)
     report("operations", rates, f"{len(plans)} starter cases replayed by the oracle, {steps:.1f} steps per episode")
 
-    retail, plans = retail_episodes(40)
-    domain = load_domain("retail")
-    for episode in range(3):  # each episode's plan is valid and its check passes
-        env = MantraEnv(retail, domain, max_steps=50)
-        env.reset(options={"case": plans[episode][0]})
-        assert all(not json.loads(env.step(action)[0]).get("error") for action in plans[episode][1][:-1])
-        assert env.last_reward is None or env.last_reward == 1.0
-    steps = sum(len(actions) for _, actions in plans) / len(plans)
-    rates = measure(MantraEnv(retail, domain, max_steps=50), plans, args.episodes, args.repeats)
-    report(
-        "retail",
-        rates,
-        f"{len(plans)} cases (no suite yet: a fixed plan of valid calls per case stands in for "
-        f"the oracle), {steps:.1f} steps per episode, a one-record database patch per case",
-    )
-    patch = retail.cases[0].database_patch
-    database_reset = min(timeit.repeat(lambda: domain.fresh_database(patch), number=2000, repeat=5)) / 2000 * 1e6
-    print(f"  of which the database (a copy-on-write view and a one-record patch): {database_reset:.1f} us")
-    start = time.process_time()
-    domain.database_model.model_validate_json(domain._base_json)
-    print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
+    for name, episodes in (("retail", retail_episodes(40)), ("telecom", telecom_episodes(40))):
+        measure_domain(name, episodes, args.episodes, args.repeats)
 
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]
     rates = measure(MantraEnv(SUITE, DOMAIN, max_steps=50), [(SUITE.cases[0].id, minimal)], args.episodes, args.repeats)

@@ -109,6 +109,8 @@ class Pipeline:
     tools: list[ToolSpec]
     stop_after: str | None = None
     on_stage: Callable[[str], None] | None = None
+    on_progress: Callable[[str, int, int], None] | None = None
+    """``(stage, done, total)`` each time a stage finishes a unit of its work (a sample; the graph: a chunk)."""
     stages_run: list[str] = field(default_factory=list)
     previous_usage: list[dict[str, StageUsage]] | None = None
     pending: set[str] = field(default_factory=set)
@@ -136,16 +138,23 @@ class Pipeline:
                     self.pending.update(pending.keys)
                     return
                 self.run.save(stage, sample.id, found)
+                log.info("%s: sample %s done (%d/%d)", stage, sample.id, len(results) + 1, len(samples))
             results[sample.id] = found
+            self.progress(stage, len(results), len(samples))
 
         await asyncio.gather(*(one(sample) for sample in samples))
         return {sample.id: results[sample.id] for sample in samples if sample.id in results}
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        if self.on_progress is not None and not self.run.done(stage):  # a finished stage is only loaded
+            self.on_progress(stage, done, total)
 
     def finish(self, stage: str, complete: bool = True) -> bool:
         """Mark ``stage`` done if ``complete`` (every sample has its artifact) and this run computed it; True if
         the pipeline should stop here."""
         if complete and not self.run.done(stage):
             self.run.mark_done(stage)
+            log.info("stage %s done", stage)
             self.stages_run.append(stage)
             self.write_usage()
             if self.on_stage is not None:
@@ -189,7 +198,12 @@ class Pipeline:
             self.config.chunking.always_split_headings,
         )  # fmt: skip
         try:
-            graph = await find_references(self.client, chunked, self.config.sampling.max_parallel_samples)
+            graph = await find_references(
+                self.client,
+                chunked,
+                self.config.sampling.max_parallel_samples,
+                lambda done, total: self.progress("graph", done, total),
+            )
         except AnswerPending as pending:
             self.pending.update(pending.keys)
             return None
@@ -461,6 +475,7 @@ def run_pipeline(
     on_stage: Callable[[str], None] | None = None,
     wait: bool = False,
     poll_s: float = 1.0,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> PipelineResult:
     """Run (or resume) the pipeline in ``run_dir``; see the module docstring. With pending exchange requests it
     returns them in ``result.pending``, or with ``wait`` polls every ``poll_s`` seconds for their answers and goes
@@ -476,7 +491,7 @@ def run_pipeline(
     domain = load_domain(config.domain)
     cache = config.llm.cache.path or run_dir / "llm_cache"
     client = LLMClient(config, cache if config.llm.cache.enabled else None, exchange_base=run_dir)
-    pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage)
+    pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage, on_progress)
     folders = {folder.root: folder for stage in STAGES if (folder := client.exchange(stage)) is not None}
     if folders and config.llm.replay.record_to is None:  # an exchange run is its own replay fixture
         client.record_to(run_dir / RECORDED)

@@ -9,23 +9,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from mantra_env.checks.operators import prompt_section
 from mantra_env.tools import ToolSpec
 
 Messages = list[dict[str, str]]
 
-CHECK_LANGUAGE = """\
-Check language (one check per string):
-  CALL tool(arg="value", n=1)        the trace contains a call of `tool` whose listed arguments have these values
-                                     (unlisted arguments are wildcards; `CALL tool()` matches any call of it)
-  NO-CALL tool(arg="value")          the trace contains no such call
-  A OR B                             either check holds
-  A AFTER CALL t()                   every call matching A comes after some call matching t (vacuous if none);
-                                     NO-CALL x() AFTER CALL t() forbids x after t
-  A BEFORE CALL t()                  every call matching A comes before some later call matching t
-  CALL a() PRECEDES CALL b()         both occur, and every b has an a before it
-  CALL b() FOLLOWS CALL a()          both occur, and every b has an a before it (same as a PRECEDES b)
+CHECK_LANGUAGE = (
+    "Check language (one check per string):\n"
+    + prompt_section()  # the operator table of mantra_env.checks.operators, also behind the semantics' docstring
+    + """
 Argument values are JSON literals: "text", 12, 2.5, true. Pin only values the scenario fixes (ids, quantities,
 codes, enum values); do not pin free text such as reasons or addresses."""
+)
 
 DSL_LANGUAGE = """\
 World-model DSL (S-expressions):

@@ -8,6 +8,7 @@ parent or children are sent back to it by the repair loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from generators import prompts
 from generators.artifacts import ReferenceAnswer
@@ -51,14 +52,21 @@ class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
         )
 
 
-async def find_references(client: LLMClient, graph: DocumentGraph, parallel: int = 3) -> DocumentGraph:
-    """The graph with the reference edges the LLM finds for every node."""
+async def find_references(
+    client: LLMClient, graph: DocumentGraph, parallel: int = 3, on_node: Callable[[int, int], None] | None = None
+) -> DocumentGraph:
+    """The graph with the reference edges the LLM finds for every node; ``on_node(done, total)`` after each."""
     limit = asyncio.Semaphore(parallel)
     toc = graph.toc()
+    finished = [0]
 
     async def one(node_id: str) -> list[Edge]:
         async with limit:
-            return await _node_references(client, graph, toc, node_id)
+            edges = await _node_references(client, graph, toc, node_id)
+        finished[0] += 1
+        if on_node is not None:
+            on_node(finished[0], len(graph.nodes))
+        return edges
 
     found = await gather_all(one(node.id) for node in graph.nodes)  # a pending node does not stop the others
     return graph.with_references([edge for edges in found for edge in edges])

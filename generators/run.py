@@ -26,6 +26,7 @@ from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER, RunDir
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.progress import Progress
 
 PENDING_EXIT = 3
 """Exit code of a run that stopped with exchange requests waiting for answers."""
@@ -42,6 +43,28 @@ def _logging(config: GenerationConfig, run_dir: Path) -> None:
         root.addHandler(logging.StreamHandler(sys.stderr))
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class _StageProgress:
+    """The progress of the stage in flight on stderr (:class:`~mantra_env.progress.Progress`), and a line when a
+    stage is done."""
+
+    def __init__(self) -> None:
+        self.shown: dict[str, Progress] = {}
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.shown:
+            self.close()
+            self.shown[stage] = Progress(f"stage {stage}", total)
+        self.shown[stage].update(done)
+
+    def stage_done(self, stage: str) -> None:
+        self.close()
+        print(f"  stage {stage} done", file=sys.stderr)
+
+    def close(self) -> None:
+        for shown in self.shown.values():
+            shown.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,16 +117,19 @@ def _run(args: argparse.Namespace) -> int:
         shutil.copyfile(config_path, run_dir / "config.yaml")
         RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
     _logging(config, run_dir)
-    print(f"run directory: {run_dir}", file=sys.stderr)
+    print(f"run directory: {run_dir} (log: {run_dir / config.logging.filename})", file=sys.stderr)
+    progress = _StageProgress()
     result = run_pipeline(
         config,
         run_dir,
         from_stage=args.from_stage,
         stop_after=args.stop_after,
-        on_stage=lambda stage: print(f"  stage {stage} done", file=sys.stderr),
+        on_stage=progress.stage_done,
         wait=args.wait,
         poll_s=args.poll,
+        on_progress=progress.update,
     )
+    progress.close()
     total = usage_totals(result.usage)
     print(
         f"LLM: {total.requests} requests, {total.cache_hits} cache hits, {total.input_tokens} input and "

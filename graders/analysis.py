@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
-from mantra_env.checks import atoms, parse_check
+from mantra_env.checks import FailureCategory, atoms, parse_check
+from mantra_env.checks.operators import charged_atom
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 
@@ -158,13 +159,19 @@ def failure_categories(store: RolloutStore, run_ids: list[str] | None = None) ->
 UNREADABLE_CHECK = "(unreadable check text)"
 
 
-def failed_tool(check_text: str) -> str:
-    """The tool a failed check is charged to: that of its first atom, the call that was missing or forbidden (the
-    target of an ordering check), read from the parsed check; a stored text that no longer parses is shown as such."""
+def failed_tool(check_text: str, category: str | None = None) -> str:
+    """The tool a failed check is charged to, read from the parsed check: for a ``category``, the atom the check
+    operators table charges (:func:`~mantra_env.checks.operators.charged_atom`: the call that was missing, or that
+    of the violating step); without one, the first atom. A stored text that no longer parses is shown as such."""
     try:
-        return atoms(parse_check(check_text))[0].tool
+        check = parse_check(check_text)
     except (MantraError, ValueError):
         return UNREADABLE_CHECK
+    if category is not None and category in FailureCategory.__members__.values():
+        atom = charged_atom(check, FailureCategory(category))
+        if atom is not None:
+            return atom.tool
+    return atoms(check)[0].tool
 
 
 def top_tools_per_category(
@@ -172,7 +179,7 @@ def top_tools_per_category(
 ) -> list[tuple[str, str, str, int]]:
     """(suite, category, tool, failures): the tools behind most failures of each category (paper Tables 5-6).
 
-    The tool of a failed check is :func:`failed_tool`; OR checks (no single tool) are left out.
+    The tool of a failed check is :func:`failed_tool` for its category; OR checks (no single tool) are left out.
     """
     where, params = ("AND run_id IN (SELECT unnest(?))", [run_ids]) if run_ids else ("", [])
     rows = store.query(
@@ -182,7 +189,7 @@ def top_tools_per_category(
     )
     tally: Counter[tuple[str, str, str]] = Counter()
     for suite, category, text, n in rows:
-        tally[str(suite), str(category), failed_tool(str(text))] += int(n)
+        tally[str(suite), str(category), failed_tool(str(text), str(category))] += int(n)
     ranked = sorted(tally.items(), key=lambda item: (item[0][0], item[0][1], -item[1], item[0][2]))
     kept: Counter[tuple[str, str]] = Counter()
     found = []

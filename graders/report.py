@@ -333,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         prices = dict(parse_price(argument) for argument in args.prices)
         with RolloutStore(args.db, read_only=True) as store:
+            if store.snapshot is not None:
+                print(
+                    f"a run is writing {args.db}: reporting the episodes it had finished a few seconds ago (its live "
+                    f"snapshot {store.snapshot}); run the report again for later ones",
+                    file=sys.stderr,
+                )
             paths = write_report(store, args.out, args.runs, args.k, args.suites, prices)
         print(f"wrote {paths['markdown']}, {paths['html']} and figures in {paths['figures']}")
         return 0

@@ -19,25 +19,39 @@ acknowledged only once committed; a group that fails (a duplicate key) is rolled
 a time, so that each episode gets its own answer. End of input -- the run ended, or the parent died, even by
 SIGKILL -- makes the child commit every frame it has received whole, then exit: an episode handed over is never
 lost.
+
+Readers during a run (the report, a viewer): DuckDB lets no other process open a file one process writes, not even
+to read. So the writer keeps a *live snapshot*, ``<db>.snapshot`` (:func:`snapshot_path`): a copy of the database
+taken after a CHECKPOINT, between transactions, when it opens the file and then at most every
+:data:`SNAPSHOT_INTERVAL_S` while new episodes are committed (and once more that long after the last of them).
+A copy is written beside it and renamed over it, so a reader opens a whole snapshot, never a half-written one;
+readers fall back to it only while the database itself is locked. The copy is taken before the commits that made
+it due are acknowledged, so an acknowledged episode is in the next snapshot at the latest. A snapshot that
+cannot be taken is a warning on stderr, never a lost episode; the snapshot is deleted when the writer exits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import pickle
+import select
 import signal
 import struct
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, NamedTuple
 
 import duckdb
 
 LOCK_WAIT_S = 10.0  # how long opening waits for another process (a run's writer finishing) to let go of the file
 COMMIT_INTERVAL_S = 0.01  # the writer commits at most this often; what arrives meanwhile is committed together
+SNAPSHOT_INTERVAL_S = 2.0  # how stale a run's live snapshot may get (a copy of the file: see the module docstring)
+SNAPSHOT_SUFFIX = ".snapshot"
 FRAME_LENGTH = struct.Struct("!I")
 SAFE_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     # A rollout database may come from elsewhere (mantra_env.store.schema): no query it holds may read or write
@@ -52,15 +66,25 @@ class OpenError(RuntimeError):
     """The database file cannot be opened."""
 
 
+class LockedError(OpenError):
+    """Another process holds the database file."""
+
+
+def snapshot_path(path: str) -> str:
+    """Where the writer of the database ``path`` keeps its live snapshot for readers."""
+    return path + SNAPSHOT_SUFFIX
+
+
 class DuplicateEpisode(ValueError):
     """The episode's (run, case, attempt) is already stored."""
 
 
-def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection to the database file ``path`` (or ``:memory:``), waiting up to :data:`LOCK_WAIT_S` while
-    another process holds it (DuckDB lets one process write a file, and no other process even read it then).
-    File access from queries and extension auto-loading are off (:data:`SAFE_CONFIG`)."""
-    deadline = time.monotonic() + LOCK_WAIT_S
+def connect(path: str, *, read_only: bool = False, wait: bool = True) -> duckdb.DuckDBPyConnection:
+    """A connection to the database file ``path`` (or ``:memory:``), waiting up to :data:`LOCK_WAIT_S` (if
+    ``wait``) while another process holds it (DuckDB lets one process write a file, and no other process even read
+    it then; :class:`LockedError` after that). File access from queries and extension auto-loading are off
+    (:data:`SAFE_CONFIG`)."""
+    deadline = time.monotonic() + (LOCK_WAIT_S if wait else 0.0)
     while True:
         try:
             conn = duckdb.connect(path, read_only=read_only, config=SAFE_CONFIG)
@@ -69,7 +93,8 @@ def connect(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
             locked = "lock" in str(exc).lower()
             if not locked or time.monotonic() > deadline:
                 hint = "; is another run writing to it? wait for it to end or use another --db" if locked else ""
-                raise OpenError(f"cannot open rollout database {path}: {exc}{hint}") from None
+                error = LockedError if locked else OpenError
+                raise error(f"cannot open rollout database {path}: {exc}{hint}") from None
             time.sleep(0.05)
         except duckdb.PermissionException:  # DuckDB wanted an extension to read it: a SQLite file, typically
             raise OpenError(
@@ -164,9 +189,62 @@ def _delete_error_episode(conn: duckdb.DuckDBPyConnection, key: tuple[str, str, 
             conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND case_id = ? AND attempt = ?", list(key))
 
 
-def serve(path: str, frames: int, answers: BinaryIO) -> int:
+_COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
+
+
+class Snapshots:
+    """The writer's live snapshot of its database for readers (see the module docstring)."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, path: str, interval_s: float) -> None:
+        self.conn = conn
+        self.path = path
+        self.target = snapshot_path(path)
+        self.interval_s = interval_s
+        self.taken_at = -math.inf
+        self.stale = True  # the database has commits the snapshot lacks (at first: no snapshot yet)
+        self.warned = False
+
+    def due_in(self) -> float | None:
+        """Seconds until the next snapshot is due (0: now), or None when the snapshot is up to date."""
+        if not self.stale:
+            return None
+        return max(0.0, self.taken_at + self.interval_s - time.monotonic())
+
+    def committed(self) -> None:
+        """Note a commit, and take the snapshot if one is due."""
+        self.stale = True
+        self.take_if_due()
+
+    def take_if_due(self) -> None:
+        if self.due_in() != 0.0:
+            return
+        temporary = self.target + ".tmp"
+        try:
+            self.conn.execute("CHECKPOINT")  # the file alone then holds every commit (no write-ahead log)
+            # Copied by another process: DuckDB's lock on the file is a POSIX record lock, which a process loses
+            # when it closes *any* descriptor of the file, so this process must never open the file itself.
+            copy = subprocess.run(
+                [sys.executable, "-I", "-S", "-c", _COPY, self.path, temporary], capture_output=True, text=True
+            )
+            if copy.returncode:
+                raise OSError(copy.stderr.strip().splitlines()[-1] if copy.stderr.strip() else "the copy failed")
+            os.replace(temporary, self.target)  # readers open the old snapshot or the new one, never a part
+        except (duckdb.Error, OSError) as error:
+            if not self.warned:  # readers see an older snapshot; the episodes are stored all the same
+                print(f"warning: cannot update the live snapshot {self.target} for readers: {error}", file=sys.stderr)
+                self.warned = True
+        self.stale = False
+        self.taken_at = time.monotonic()
+
+    def remove(self) -> None:
+        for stale in (self.target, self.target + ".tmp"):
+            with contextlib.suppress(OSError):  # none there; or no file (taking one will say so, once)
+                os.remove(stale)
+
+
+def serve(path: str, frames: int, answers: BinaryIO, snapshot_interval_s: float | None = None) -> int:
     """The child's loop: open ``path``, then commit the episodes read from the file descriptor ``frames``,
-    answering each on ``answers``."""
+    answering each on ``answers``; with ``snapshot_interval_s``, keep a live snapshot for readers that often."""
     reply = _Replies(answers)
     try:
         conn = connect(path)
@@ -174,39 +252,62 @@ def serve(path: str, frames: int, answers: BinaryIO) -> int:
         reply("error " + json.dumps(str(error)))
         return 1
     inserter = EpisodeInserter(conn)
-    reply("ready")
+    snapshots = None if snapshot_interval_s is None else Snapshots(conn, path, snapshot_interval_s)
     try:
-        for batch in _arrived(frames):
+        if snapshots is not None:
+            snapshots.remove()  # one a killed writer left behind is not this run's
+            snapshots.take_if_due()
+        reply("ready")
+        for batch in _arrived(frames, snapshots.due_in if snapshots is not None else None):
+            if not batch:  # no input for a while: time for the snapshot of the last commits
+                if snapshots is not None:
+                    snapshots.take_if_due()
+                continue
             episodes = [EpisodeRows(*pickle.loads(payload)) for payload in batch]
-            if len(episodes) > 1:
-                with contextlib.suppress(Exception):  # then one at a time, so that each gets its own answer
-                    inserter.write_together(episodes)
-                    for _ in episodes:
-                        reply("ok")
-                    continue
-            for rows in episodes:
-                try:
-                    inserter.write(rows)
-                except Exception as error:  # the parent decides what a failed episode means; keep serving
-                    reply("error " + json.dumps(str(error)))
-                else:
-                    reply("ok")
+            answered = _commit(inserter, episodes)
+            if snapshots is not None and any(line == "ok" for line in answered):
+                snapshots.committed()
+            for line in answered:
+                reply(line)
     finally:
+        if snapshots is not None:
+            snapshots.remove()
         inserter.close()
         conn.close()
     return 0
 
 
-def _arrived(fd: int) -> Iterator[list[bytes]]:
+def _commit(inserter: EpisodeInserter, episodes: list[EpisodeRows]) -> list[str]:
+    """Commit ``episodes`` (together if they can be, else one at a time); the answer line of each."""
+    if len(episodes) > 1:
+        with contextlib.suppress(Exception):  # then one at a time, so that each gets its own answer
+            inserter.write_together(episodes)
+            return ["ok"] * len(episodes)
+    answered = []
+    for rows in episodes:
+        try:
+            inserter.write(rows)
+        except Exception as error:  # the parent decides what a failed episode means; keep serving
+            answered.append("error " + json.dumps(str(error)))
+        else:
+            answered.append("ok")
+    return answered
+
+
+def _arrived(fd: int, idle_s: Callable[[], float | None] | None = None) -> Iterator[list[bytes]]:
     """The whole frames that have arrived on ``fd`` each time the writer is ready for more, at most every
     :data:`COMMIT_INTERVAL_S`: one at a time when episodes arrive further apart (a model's episodes take seconds),
     all those waiting otherwise (group commit). A frame cut short by the end of input was never handed over whole
-    and is dropped."""
+    and is dropped. When ``idle_s()`` gives a number of seconds and nothing arrives within it, an empty batch."""
     buffer = bytearray()
     ready_at = 0.0
     while True:
         if (pause := ready_at - time.monotonic()) > 0:
             time.sleep(pause)  # let the next ones arrive rather than spend a commit on each
+        timeout = idle_s() if idle_s is not None else None
+        if timeout is not None and not select.select([fd], [], [], timeout)[0]:
+            yield []
+            continue
         if not (chunk := os.read(fd, 1 << 20)):
             return
         ready_at = time.monotonic() + COMMIT_INTERVAL_S
@@ -245,7 +346,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     sys.stdout = open(os.devnull, "w")  # nothing else may write into the answer pipe  # noqa: SIM115
-    return serve(sys.argv[1], sys.stdin.fileno(), answers)
+    interval = float(sys.argv[2]) if len(sys.argv) > 2 else None  # argv: path [snapshot interval in seconds]
+    return serve(sys.argv[1], sys.stdin.fileno(), answers, interval)
 
 
 if __name__ == "__main__":

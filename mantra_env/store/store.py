@@ -2,8 +2,10 @@
 attempt).
 
 One process writes (the runner, or its writer process while a run is in flight: :mod:`mantra_env.store.writer`);
-readers use the ``v_*`` views. A killed run loses no finished episode and, because the key is unique and the
-runner skips finished keys on ``--resume``, duplicates none.
+readers use the ``v_*`` views. A reader (``read_only=True``) of a file a run's writer holds reads the writer's
+live snapshot instead (:attr:`RolloutStore.snapshot`: the finished episodes as of at most a few seconds ago).
+A killed run loses no finished episode and, because the key is unique and the runner skips finished keys on
+``--resume``, duplicates none.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from typing import Any
 
 import duckdb
 
-from mantra_env.store.appender import DuplicateEpisode, EpisodeInserter, EpisodeRows, OpenError, connect
+from mantra_env.store.appender import (
+    DuplicateEpisode,
+    EpisodeInserter,
+    EpisodeRows,
+    LockedError,
+    OpenError,
+    connect,
+    snapshot_path,
+)
 from mantra_env.store.errors import StoreError
 from mantra_env.store.migrations import MIGRATIONS, VIEWS
 from mantra_env.store.records import EpisodeRecord, RunRecord
@@ -112,6 +122,21 @@ def open_connection(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyCon
         raise StoreError(str(error)) from None
 
 
+def open_for_reading(path: str) -> tuple[duckdb.DuckDBPyConnection, str | None]:
+    """A read-only connection to ``path``, or, while a run's writer holds it, to the writer's live snapshot (the
+    second item: the snapshot's path, else None). Without a snapshot, waits for the file like every opening."""
+    if path != ":memory:":
+        try:
+            return connect(path, read_only=True, wait=False), None
+        except LockedError:
+            snapshot = snapshot_path(path)
+            with contextlib.suppress(OpenError):  # gone meanwhile (the run ended): wait for the file below
+                return connect(snapshot, read_only=True, wait=False), snapshot
+        except OpenError:
+            pass  # said again, as the last attempt says it
+    return open_connection(path, read_only=True), None
+
+
 class RolloutStore:
     """A rollout database file (or ``:memory:``), migrated to the latest schema on open."""
 
@@ -126,7 +151,12 @@ class RolloutStore:
                 raise StoreError(
                     f"cannot create the folder of rollout database {target}: {error.strerror or error}"
                 ) from None
-        self.conn = open_connection(target, read_only=read_only)
+        self.snapshot: str | None = None
+        """The live snapshot read instead of ``path``, which a run's writer holds (read-only stores only)."""
+        if read_only:
+            self.conn, self.snapshot = open_for_reading(target)
+        else:
+            self.conn = open_connection(target)
         try:
             if read_only:
                 check_readable(self.conn, target)

@@ -87,6 +87,7 @@ class EpisodeWriter:
             "-P",  # the script's folder (this package's) is not put first on the child's import path
             appender.__file__,
             path,
+            str(appender.SNAPSHOT_INTERVAL_S),  # read at each start, so that tests can shorten it
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

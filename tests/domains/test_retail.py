@@ -16,15 +16,19 @@ from hypothesis import strategies as st
 import mantra_env  # noqa: F401 - registers the gymnasium ids
 from mantra_env.domains import DomainError, find_suite, load_domain
 from mantra_env.domains.__main__ import main as export_main
-from mantra_env.domains.overlay import OverlayDatabase, Table, peek
 from mantra_env.domains.retail import make_db
 from mantra_env.domains.retail.database import RetailDatabase
 from mantra_env.domains.retail.tools import RetailToolkit
-from mantra_env.trace import ToolError
+from tests.domains.helpers_toolkit import (
+    assert_a_reset_gives_the_base_back,
+    assert_manual_names_its_tools,
+    ok,
+    refused,
+    tables,
+)
 
 DOMAIN = load_domain("retail")
 BASE: dict[str, Any] = DOMAIN.base_data
-BASE_TEXT = json.dumps(BASE, sort_keys=True)
 
 
 def fresh() -> RetailToolkit:
@@ -35,31 +39,6 @@ def fresh() -> RetailToolkit:
 
 def view(toolkit: RetailToolkit) -> RetailDatabase:
     return toolkit.db
-
-
-def ok(toolkit: RetailToolkit, tool: str, **args: Any) -> Any:
-    result, error = toolkit.execute(tool, args)
-    assert error is None, error
-    return result
-
-
-def changed_records(database: RetailDatabase) -> dict[str, dict[str, Any]]:
-    """The records an episode changed, added (or removed: None), as JSON: the rest is the base."""
-    return {
-        name: {
-            key: peek(getattr(database, name), key).model_dump(mode="json") if key in getattr(database, name) else None
-            for key in keys
-        }
-        for name, keys in database.changes().items()
-    }
-
-
-def refused(toolkit: RetailToolkit, tool: str, **args: Any) -> ToolError:
-    before = changed_records(view(toolkit))
-    result, error = toolkit.execute(tool, args)
-    assert error is not None and result is None, (tool, args, result)
-    assert changed_records(view(toolkit)) == before, f"a refused {tool} changed the database"
-    return error
 
 
 # -- records of the base database with the properties a test needs ------------------------------------------
@@ -168,9 +147,7 @@ def test_the_manual_is_long_and_has_every_section() -> None:
         "Transfer to a human agent",
         "What the agent never does",
     } <= headings
-    for name, kind in DOMAIN.episode_constants.kinds.items():
-        if kind == "write" or name.startswith("find_"):
-            assert f"`{name}`" in manual, f"the manual never names {name}"
+    assert_manual_names_its_tools(DOMAIN)
 
 
 def test_tools_kinds_and_list_parameters() -> None:
@@ -732,11 +709,7 @@ def test_every_tool_then_a_reset_gives_the_base_database_back() -> None:
     for tool, args in calls:  # all in one episode (later writes on the same orders are refused: states moved on)
         toolkit.execute(tool, args)
     assert set(view(toolkit).changes()) == {"users", "orders"}  # the episode did change its view
-    after_reset = DOMAIN.fresh_database()
-    assert isinstance(after_reset, RetailDatabase) and after_reset.changes() == {}
-    assert json.dumps(after_reset.dump(), sort_keys=True) == BASE_TEXT
-    base = DOMAIN._overlay_base
-    assert base is not None and json.dumps(base.dump(), sort_keys=True) == BASE_TEXT
+    assert_a_reset_gives_the_base_back(DOMAIN)
 
 
 CALLS = every_call()
@@ -748,13 +721,13 @@ KINDS = DOMAIN.episode_constants.kinds
 def test_random_tool_sequences_and_resets_never_change_the_base(episodes: list[list[int]]) -> None:
     for calls in episodes:
         toolkit = fresh()
-        assert all(table.touched == 0 for table in _tables(view(toolkit))) and view(toolkit).changes() == {}
+        assert all(table.touched == 0 for table in tables(view(toolkit))) and view(toolkit).changes() == {}
         writes = 0  # accepted calls that change the database
         for index in calls:
             tool, args = CALLS[index]
             accepted = toolkit.execute(tool, args)[1] is None
             writes += accepted and KINDS.get(tool) == "write" and tool != "transfer_to_human_agents"
-        assert sum(table.touched for table in _tables(view(toolkit))) <= 2 * len(calls)  # only what calls reached
+        assert sum(table.touched for table in tables(view(toolkit))) <= 2 * len(calls)  # only what calls reached
         changes = view(toolkit).changes()
         assert set(changes) <= {"users", "orders"} and bool(changes) == bool(writes)
     base = DOMAIN._overlay_base
@@ -764,10 +737,6 @@ def test_random_tool_sequences_and_resets_never_change_the_base(episodes: list[l
     fresh_view = view(fresh())
     for name, key in _involved():
         assert getattr(fresh_view, name)[key].model_dump(mode="json") == BASE[name][key]
-
-
-def _tables(database: OverlayDatabase) -> list[Table[Any]]:
-    return [getattr(database, name) for name in database.record_types]
 
 
 def _involved() -> Iterator[tuple[str, str]]:
@@ -796,7 +765,7 @@ def test_a_patch_copies_and_validates_only_its_records() -> None:
     assert database.orders[order["order_id"]].status == "delivered"
     assert PROCESSED["order_id"] not in database.orders
     assert len(database.orders) == len(BASE["orders"]) - 1
-    assert [table.touched for table in _tables(database)] == [0, 2, 0]
+    assert [table.touched for table in tables(database)] == [0, 2, 0]
     assert DOMAIN.fresh_database().orders[order["order_id"]].status == "pending"  # type: ignore[attr-defined]
     bad = [
         ([{"op": "set", "path": f"orders.{order['order_id']}.status", "value": "lost"}], "invalid"),

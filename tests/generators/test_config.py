@@ -14,6 +14,7 @@ from generators.config import ConfigError, load_config, parse_config
 PAPER_CONFIG = Path(__file__).parent / "fixtures" / "paper-example-config.yaml"
 SHIPPED = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
 RETAIL = SHIPPED.parents[1] / "retail" / "generation.yaml"
+TELECOM = SHIPPED.parents[1] / "telecom" / "generation.yaml"
 
 
 def _paper_config() -> str:
@@ -88,14 +89,15 @@ def test_shipped_example_config_loads() -> None:
     assert config.llm.default_model == "role:generator" and config.llm.judge_model == "role:judge"
 
 
-def test_retail_config_has_the_papers_settings_and_answers_through_files() -> None:
-    config = load_config(RETAIL, env={})
-    assert config.domain == "retail" and config.document_path == RETAIL.parent / "manual.md"
-    assert config.env_bindings.path == RETAIL.parent / "bindings.yaml" and config.env_bindings.path.is_file()
+@pytest.mark.parametrize("path", [RETAIL, TELECOM], ids=["retail", "telecom"])
+def test_domain_configs_have_the_papers_settings_and_answer_through_files(path: Path) -> None:
+    config = load_config(path, env={})
+    assert config.domain == path.parent.name and config.document_path == path.parent / "manual.md"
+    assert config.env_bindings.path == path.parent / "bindings.yaml" and config.env_bindings.path.is_file()
     assert config.sampling.strategy == "coverage_islands" and config.sampling.scenarios_per_sample == 4
     assert config.validation.z3_trace_bound == 16 and config.validation.n_rounds == 5
     assert config.llm.default_model == config.llm.judge_model == "exchange/exchange"
-    other = load_config(RETAIL, env={"MANTRA_GENERATOR_MODEL": "exchange/writers", "MANTRA_JUDGE_MODEL": "qwen"})
+    other = load_config(path, env={"MANTRA_GENERATOR_MODEL": "exchange/writers", "MANTRA_JUDGE_MODEL": "qwen"})
     assert (other.llm.default_model, other.llm.judge_model) == ("exchange/writers", "qwen")
 
 

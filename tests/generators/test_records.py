@@ -1,4 +1,4 @@
-"""The database records a scenario writer sees (generators/records.py), on the operations and retail databases."""
+"""The database records a scenario writer sees (generators/records.py), on the shipped domains' databases."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from generators.records import DatabaseIndex, database_view, sample_rng, select_
 from mantra_env.domains import Domain, load_domain
 
 
-@pytest.fixture(scope="module", params=["operations", "retail"])
+@pytest.fixture(scope="module", params=["operations", "retail", "telecom"])
 def domain(request: pytest.FixtureRequest) -> Domain:
     return load_domain(request.param)
 

@@ -28,8 +28,18 @@ def test_run_stop_and_resume(
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert "stopped after samples; resume with --resume" in captured.out
     assert "stage graph done" in captured.err and (run_dir / "config.yaml").exists()
+    # Progress within a stage, as lines (stderr is no terminal here): the graph's 5 chunks, one line each.
+    assert [line.split()[2] for line in captured.err.splitlines() if line.startswith("stage graph: ")] == [
+        f"{n}/5" for n in range(1, 6)
+    ]
     assert main(["--resume", str(run_dir)]) == 0  # the run's own copy of the config
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "stage graph:" not in captured.err  # a finished stage is loaded, not redone
+    for stage in ("relevance", "scenarios", "checks", "world_models", "validation"):  # one sample
+        assert f"stage {stage}: 1/1 (100%)" in captured.err
+    log = (run_dir / "session.log").read_text()
+    assert "stage validation done" in log and "checks: sample s000 done (1/1)" in log  # the session log has it too
     assert "funnel: generated 3, forward_validated 3, backward_validated 3, final 3" in out
     assert "screened out" not in out  # every validated case passes the screen
     assert f"suite: {run_dir / 'export' / 'suite'}" in out

@@ -155,6 +155,23 @@ def test_the_tool_of_a_failed_check_comes_from_its_ast(text: str, tool: str) -> 
     assert failed_tool(text) == tool
 
 
+@pytest.mark.parametrize(
+    ("text", "category", "tool"),
+    [
+        ("CALL check_inventory() PRECEDES CALL assign_picker()", "missing_required_call", "check_inventory"),
+        ("CALL check_inventory() PRECEDES CALL assign_picker()", "missing_anchor", "assign_picker"),
+        ("CALL check_inventory() PRECEDES CALL assign_picker()", "ordering_violation", "assign_picker"),
+        ("CALL assign_picker() FOLLOWS CALL check_inventory()", "ordering_violation", "assign_picker"),
+        ("CALL refund() AFTER CALL verify()", "missing_anchor", "verify"),
+        ("NO-CALL create_po() BEFORE CALL approve()", "forbidden_call", "create_po"),
+        ("CALL a() OR CALL b()", "or_all_branches_failed", "a"),
+        ("CALL a() AFTER CALL b()", "a_category_from_elsewhere", "a"),
+    ],
+)
+def test_a_failure_is_charged_to_the_tool_its_category_names(text: str, category: str, tool: str) -> None:
+    assert failed_tool(text, category) == tool
+
+
 def test_a_second_place_shared_by_several_models_is_stated(store: RolloutStore) -> None:
     add_run(store, "top", "top", {"A": [GOOD, GOOD]})
     for model in ("c", "b", "a"):

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from pydantic import BaseModel
-
+from mantra_env.domains.kit import lookup, money, read
 from mantra_env.domains.overlay import find, peek, scan
 from mantra_env.domains.retail.database import (
     Address,
@@ -33,23 +32,7 @@ from mantra_env.domains.retail.database import (
 )
 from mantra_env.toolkit import ToolFailure, Toolkit, tool
 
-T = TypeVar("T")
-R = TypeVar("R", bound=BaseModel)
 PENDING = ("pending", "pending_item_modified")
-
-
-def _lookup(table: Mapping[str, T], key: str, label: str) -> T:
-    """``table[key]`` (a copy-on-write copy, to change), or the not-found tool error the agent sees."""
-    if key not in table:
-        raise ToolFailure(f"no {label} {key!r}", code="not_found")
-    return table[key]
-
-
-def _read(table: Mapping[str, R], key: str, label: str) -> R:
-    """A record to read (no copy), or the not-found tool error the agent sees."""
-    if key not in table:
-        raise ToolFailure(f"no {label} {key!r}", code="not_found")
-    return peek(table, key)
 
 
 def _email(user: User) -> str:
@@ -58,10 +41,6 @@ def _email(user: User) -> str:
 
 def _name_zip(user: User) -> tuple[str, str, str]:
     return user.name.first_name.lower(), user.name.last_name.lower(), user.address.zip
-
-
-def _money(amount: float) -> float:
-    return round(amount, 2) + 0.0  # + 0.0: no "-0.0" in results
 
 
 _OPERATORS: dict[type, Callable[..., float]] = {
@@ -95,10 +74,10 @@ class RetailToolkit(Toolkit):
 
     # -- lookups and invariants used by several tools ---------------------------------------------------
     def _user(self, user_id: str) -> User:
-        return _lookup(self.db.users, user_id, "user")
+        return lookup(self.db.users, user_id, "user")
 
     def _order(self, order_id: str) -> Order:
-        return _lookup(self.db.orders, order_id, "order")
+        return lookup(self.db.orders, order_id, "order")
 
     def _order_in(self, order_id: str, states: Sequence[str], action: str) -> Order:
         order = self._order(order_id)
@@ -162,7 +141,7 @@ class RetailToolkit(Toolkit):
         """Take ``amount`` (a refund if negative) from a gift card's balance; other methods have no balance."""
         cls._check_balance(method, amount)
         if method.balance is not None:
-            method.balance = _money(method.balance - amount)
+            method.balance = money(method.balance - amount)
 
     # -- read tools ------------------------------------------------------------------------------------
     @tool(kind="read")
@@ -198,7 +177,7 @@ class RetailToolkit(Toolkit):
         Args:
             user_id: The user id, e.g. "mia_garcia_4516".
         """
-        return _read(self.db.users, user_id, "user").model_dump(mode="json")
+        return read(self.db.users, user_id, "user").model_dump(mode="json")
 
     @tool(kind="read")
     def get_order_details(self, order_id: str) -> dict[str, Any]:
@@ -208,7 +187,7 @@ class RetailToolkit(Toolkit):
         Args:
             order_id: The order id, starting with '#', e.g. "#W2611340".
         """
-        return _read(self.db.orders, order_id, "order").model_dump(mode="json")
+        return read(self.db.orders, order_id, "order").model_dump(mode="json")
 
     @tool(kind="read")
     def get_product_details(self, product_id: str) -> dict[str, Any]:
@@ -217,7 +196,7 @@ class RetailToolkit(Toolkit):
         Args:
             product_id: The product id, e.g. "6086499569" (see list_all_product_types).
         """
-        return _read(self.db.products, product_id, "product").model_dump(mode="json")
+        return read(self.db.products, product_id, "product").model_dump(mode="json")
 
     @tool(kind="read")
     def get_item_details(self, item_id: str) -> dict[str, Any]:
@@ -246,7 +225,7 @@ class RetailToolkit(Toolkit):
             expression: The expression, e.g. "(120.5 + 33.99) * 2 - 10".
         """
         try:
-            return _money(_evaluate(ast.parse(expression.strip(), mode="eval")))
+            return money(_evaluate(ast.parse(expression.strip(), mode="eval")))
         except ZeroDivisionError:
             raise ToolFailure("division by zero", code="invalid_request") from None
         except (SyntaxError, ValueError, RecursionError, OverflowError) as exc:
@@ -277,12 +256,12 @@ class RetailToolkit(Toolkit):
             sign = 1 if entry.transaction_type == "payment" else -1
             paid[entry.payment_method_id] = paid.get(entry.payment_method_id, 0.0) + sign * entry.amount
         for method_id, amount in paid.items():
-            if _money(amount) > 0:
-                order.payment_history.append(Payment(transaction_type="refund", amount=_money(amount),
+            if money(amount) > 0:
+                order.payment_history.append(Payment(transaction_type="refund", amount=money(amount),
                                                      payment_method_id=method_id))  # fmt: skip
                 method = self._user(order.user_id).payment_methods.get(method_id)
                 if method is not None and method.balance is not None:
-                    method.balance = _money(method.balance + amount)
+                    method.balance = money(method.balance + amount)
         order.status, order.cancel_reason = "cancelled", reason
         return order.model_dump(mode="json")
 
@@ -306,7 +285,7 @@ class RetailToolkit(Toolkit):
         items = self._items_of(order, item_ids)
         variants = self._new_variants(items, new_item_ids)
         method = self._payment_method(order.user_id, payment_method_id)
-        difference = _money(sum(v.price for v in variants) - sum(item.price for item in items))
+        difference = money(sum(v.price for v in variants) - sum(item.price for item in items))
         self._charge(method, difference)
         if difference:
             order.payment_history.append(Payment(
@@ -428,7 +407,7 @@ class RetailToolkit(Toolkit):
         items = self._items_of(order, item_ids)
         variants = self._new_variants(items, new_item_ids)
         method = self._payment_method(order.user_id, payment_method_id)
-        difference = _money(sum(v.price for v in variants) - sum(item.price for item in items))
+        difference = money(sum(v.price for v in variants) - sum(item.price for item in items))
         self._check_balance(method, difference)
         order.status = "exchange_requested"
         order.exchange_items, order.exchange_new_items = list(item_ids), list(new_item_ids)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mantra_env.run import main
+from mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
 
@@ -375,7 +375,7 @@ def test_d17_an_empty_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mantra_env.run import _agent_factory, parser
+    from mantra_cli.run import _agent_factory, parser
 
     started: dict[str, object] = {}
 
@@ -394,3 +394,39 @@ def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monke
     stack: list[object] = []
     _agent_factory(args.model, args, stack)
     assert started["log_dir"] == tmp_path / "runs" and len(stack) == 1
+
+
+def test_a_run_whose_stderr_is_not_a_terminal_logs_progress_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI logs: a line per finished episode (here 4, fewer than one per 5 %), no carriage returns."""
+    args = ["--model", "scripted:oracle", "--attempts", "2", "--cases", "fig1-*", "--db", str(tmp_path / "r.duckdb")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("scripted:oracle episodes: ")]
+    assert [line.split()[2:4] for line in lines] == [
+        ["1/4", "(25%)"],
+        ["2/4", "(50%)"],
+        ["3/4", "(75%)"],
+        ["4/4", "(100%)"],
+    ]
+    assert all("passed" in line and "errors 0" in line for line in lines) and "\r" not in err
+
+
+def test_baselines_put_the_model_beside_the_oracle_and_noop_on_the_same_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.duckdb"
+    args = ["--model", "scripted:write-first", "--attempts", "1", "--cases", "fig1-*", "--db", str(db)]
+    assert main([*args, "--run-name", "wf", "--baselines"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("beside the reference agents") :].splitlines()[1:5]
+    assert [line.split()[0] for line in table] == ["agent", "scripted:write-first", "scripted:oracle", "scripted:noop"]
+    assert table[2].split()[1:] == ["100.0%", "0.0%", "0/2"] and table[3].split()[1] == "0.0%"
+    with RolloutStore(db) as store:
+        rows = store.query("SELECT run_id, model, count(*) FROM v_episodes GROUP BY ALL ORDER BY run_id")
+    assert rows == [
+        ("wf", "scripted:write-first", 2),
+        ("wf-noop", "scripted:noop", 2),
+        ("wf-oracle", "scripted:oracle", 2),
+    ]
