@@ -32,6 +32,7 @@ from mantra_env.case import Case
 from mantra_env.errors import MantraError
 from mantra_env.smt import CaseSolver, Witness
 from mantra_env.smt.queries import PLACEHOLDER_PREFIXES
+from mantra_env.spaces import random_call
 from mantra_env.tools import ToolSpec
 
 Action = dict[str, Any]
@@ -133,23 +134,6 @@ class NoopPolicy(ScriptedPolicy):
         return dict(FINAL)
 
 
-def _random_value(schema: dict[str, Any], rng: np.random.Generator) -> Any:
-    if "enum" in schema:
-        return schema["enum"][int(rng.integers(len(schema["enum"])))]
-    kind = schema.get("type")
-    if kind == "integer":
-        return int(rng.integers(0, 4))
-    if kind == "number":
-        return float(rng.integers(0, 5000))
-    if kind == "boolean":
-        return bool(rng.integers(2))
-    if "anyOf" in schema:
-        return _random_value(schema["anyOf"][int(rng.integers(len(schema["anyOf"])))], rng)
-    if kind == "null":
-        return None
-    return f"x{int(rng.integers(1000))}"
-
-
 class RandomPolicy(ScriptedPolicy):
     """Calls random tools with random schema-valid arguments, then answers (a floor for every metric)."""
 
@@ -159,11 +143,7 @@ class RandomPolicy(ScriptedPolicy):
         self.calls = calls
 
     def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
-        self._plan = []
-        for _ in range(self.calls):
-            spec = tools[int(rng.integers(len(tools)))]
-            args = {name: _random_value(schema, rng) for name, schema in spec.properties.items()}
-            self._plan.append({"tool": spec.name, "arguments": args})
+        self._plan = [random_call(tools, rng) for _ in range(self.calls)]
 
     def act(self, observation: str) -> Action:
         return self._plan.pop(0) if self._plan else dict(FINAL)

@@ -15,6 +15,10 @@ for two workloads, reset (fresh database) and grading included:
   real lines;
 * ``minimal``: a two-tool test domain, which shows the environment's own overhead.
 
+* ``vectorised``: ``gymnasium.make_vec`` on the operations suite, sync and async (shared memory on and off), every
+  sub-env taking sampled tool calls (``action_space.sample()``, drawn before timing) with autoreset; wall-clock
+  steps/s summed over sub-envs (async workers are processes: CPU time of this one would not count them).
+
 Reset times (``env.reset``: fresh database, patch, toolkit, opening observation) are reported per workload, and
 the calibration line times ``sum(range(1000))`` so that figures from different machines can be compared.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -31,7 +36,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+
 sys.path.insert(0, str(Path(__file__).parents[1]))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))
 
 from agents.scripted import FINAL, action_text, oracle_plan
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
@@ -40,6 +48,7 @@ from mantra_env.env import MantraEnv
 from tests.env.test_env import CALL_CHECK, CALL_ORDER, DOMAIN, SUITE
 
 TARGET = 10_000
+OPERATIONS_ID = "mantra/operations-v1"
 RESET_TARGET_US = 1_000
 
 
@@ -182,6 +191,24 @@ def telecom_episodes(count: int) -> list[Episode]:
     return episodes
 
 
+def vectorised(env_id: str, num_envs: int, batches: int, repeats: int, mode: str, **kwargs: Any) -> list[float]:
+    """Wall-clock steps/s (summed over sub-envs) of ``batches`` vector steps of sampled tool calls, per repeat."""
+    vector = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, vector_kwargs=kwargs)
+    try:
+        vector.action_space.seed(0)
+        actions = [vector.action_space.sample() for _ in range(batches)]
+        rates = []
+        for _ in range(repeats):
+            vector.reset(seed=0)
+            start = time.perf_counter()
+            for batch in actions:
+                vector.step(batch)
+            rates.append(batches * num_envs / (time.perf_counter() - start))
+        return rates
+    finally:
+        vector.close()
+
+
 def calibration() -> float:
     """Microseconds of ``sum(range(1000))`` (best of 5 x 10,000)."""
     return min(timeit.repeat("sum(range(1000))", number=10_000, repeat=5)) / 10_000 * 1e6
@@ -234,6 +261,17 @@ def main() -> None:
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]
     rates = measure(MantraEnv(SUITE, DOMAIN, max_steps=50), [(SUITE.cases[0].id, minimal)], args.episodes, args.repeats)
     report("minimal", rates, f"one case, {len(minimal)} steps per episode")
+
+    import mantra_env  # noqa: F401 - registers the shipped suites
+
+    print("vectorised: mantra/operations, sampled tool calls, autoreset, wall clock, steps/s summed over sub-envs")
+    for label, num_envs, mode, kwargs in [
+        ("sync, 4 envs", 4, "sync", {}),
+        ("async, 2 envs, shared memory", 2, "async", {"shared_memory": True}),
+        ("async, 2 envs, pipes", 2, "async", {"shared_memory": False}),
+    ]:
+        rates = vectorised(OPERATIONS_ID, num_envs, args.episodes, args.repeats, mode, **kwargs)
+        print(f"  {label}: best {max(rates):,.0f}, median {statistics.median(rates):,.0f} steps/s")
 
 
 if __name__ == "__main__":

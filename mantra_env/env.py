@@ -4,33 +4,23 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
+import pydantic_core
 
-from graders import grade
 from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
-from mantra_env.limits import MAX_TEXT, bounded, json_problem
+from mantra_env.grading import grade
+from mantra_env.limits import MAX_RESULT_BYTES, MAX_TEXT, bounded, json_problem
+from mantra_env.rewards import REWARD_MODES, RewardMode, obligations, reward
+from mantra_env.spaces import JsonText, ToolCallSpace
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
 from mantra_env.verdict import VERDICT_ADAPTER, Verdict
 
-RewardMode = Literal["binary", "fraction", "shaped"]
 UNPARSEABLE = "<unparseable>"
-TOOL_ERROR_PENALTY = 0.02
-
-
-class AnyText(spaces.Text):
-    """A text space of any characters (manuals, prompts and JSON are not alphanumeric) up to ``max_length``."""
-
-    def __init__(self, max_length: int = MAX_TEXT) -> None:
-        super().__init__(max_length=max_length, min_length=0)
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, str) and len(x) <= self.max_length
 
 
 class MantraEnv(gym.Env[str, str]):
@@ -42,20 +32,27 @@ class MantraEnv(gym.Env[str, str]):
     the episode with a final answer. The trace of tool calls is graded by the case's checks.
 
     ## Action Space
-    ``AnyText``: one JSON object, either a tool call ``{"tool": "check_inventory", "arguments": {...}}`` or a
-    final answer ``{"final_answer": "..."}``. A dict with the same shape is accepted too. Anything else is a
-    structured tool error (code ``unparseable_action``) recorded in the trace.
+    :class:`~mantra_env.spaces.ToolCallSpace`: one JSON object as text, either a tool call ``{"tool":
+    "check_inventory", "arguments": {...}}`` or a final answer ``{"final_answer": "..."}``. A dict with the same
+    shape is accepted too. Anything else is a structured tool error (code ``unparseable_action``) recorded in the
+    trace. ``action_space.sample()`` is a tool call of one of the domain's tools with schema-valid arguments.
 
     ## Observation Space
-    ``AnyText``. After ``reset``: a JSON object ``{"system": manual, "prompt": scenario prompt, "tools": [tool
-    specs]}``. After a tool call: ``{"result": ...}`` or ``{"error": {"code": ..., "message": ...}}``. After
-    the final answer: ``{"done": true}``.
+    :class:`~mantra_env.spaces.JsonText`: one JSON object as text of at most ``observation_space.max_bytes``
+    bytes of UTF-8 (the larger of the suite's longest opening observation and ``MAX_RESULT_BYTES``), so it fits
+    the shared memory of an async vector env. After ``reset``: ``{"system": manual, "prompt": scenario prompt,
+    "tools": [tool specs]}``. After a tool call: ``{"result": ...}`` or ``{"error": {"code": ..., "message":
+    ...}}`` (a result too large to fit is the error ``result_too_large``; the call stays in the trace). After the
+    final answer: ``{"done": true}``.
 
     ## Rewards
-    0 on every step but the last. At the end, by ``reward_mode``: ``binary`` 1.0 iff every check passes;
-    ``fraction`` the share of checks passed; ``shaped`` the share of checks passed minus
-    ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0 (a dense-ish signal for RL that still ranks a
-    fully compliant trace highest). A truncated episode is graded on the calls it made.
+    By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes; ``fraction`` the share
+    of the case's obligations met (checks only an action can satisfy) minus the share of prohibitions broken
+    (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one never pays), floored at 0;
+    ``shaped`` ``fraction`` minus 0.02 per tool error. The no-op agent earns 0 in every mode on a case with an
+    obligation; only a compliant trace earns 1. By default the reward comes at the end (0 on every other step).
+    With ``dense=True`` every step pays the change of the mode's reward of the trace so far (potential-based:
+    the episode's rewards sum to exactly its final reward). A truncated episode is graded on the calls it made.
 
     ## Starting State
     The case chosen by ``options={"case": id or index}`` at reset (or the constructor's ``case``); without
@@ -65,7 +62,8 @@ class MantraEnv(gym.Env[str, str]):
     Terminated on a final answer; truncated after ``max_steps`` tool calls.
 
     ## Arguments
-    ``suite``, ``domain``, ``case`` (id or index), ``reward_mode``, ``max_steps`` (default 30).
+    ``suite``, ``domain``, ``case`` (id or index), ``reward_mode``, ``dense`` (default False), ``max_steps``
+    (default 30).
 
     ## Info
     ``case_id``, ``trace`` (the :class:`~mantra_env.trace.Trace` so far), ``step``; at the end ``verdict`` (a
@@ -73,6 +71,10 @@ class MantraEnv(gym.Env[str, str]):
 
     ## Version History
     * v0: initial version.
+    * v1: ``fraction``/``shaped`` pay only for obligations met and charge broken prohibitions (in v0 they paid
+      for vacuously kept checks: the no-op agent earned 0.18); ``dense``; JSON text spaces that fit shared
+      memory, with schema-valid samples; a tool result over ``MAX_RESULT_BYTES`` is the error
+      ``result_too_large``.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium declares it as a class attribute
@@ -84,8 +86,9 @@ class MantraEnv(gym.Env[str, str]):
         case: str | int | None = None,
         reward_mode: RewardMode = "binary",
         max_steps: int = 30,
+        dense: bool = False,
     ) -> None:
-        if reward_mode not in ("binary", "fraction", "shaped"):
+        if reward_mode not in REWARD_MODES:
             raise MantraError(f"reward_mode must be 'binary', 'fraction' or 'shaped', not {reward_mode!r}")
         if max_steps < 1:
             raise MantraError(f"max_steps must be at least 1, got {max_steps}")
@@ -97,11 +100,18 @@ class MantraEnv(gym.Env[str, str]):
         if case is not None:
             suite.case(case)  # fail now, not at reset
         self.reward_mode: RewardMode = reward_mode
+        self.dense = dense
+        self._obligations: dict[str, tuple[bool, ...]] = {}  # per case id, computed at its first reset
+        self._potential = 0.0  # the dense reward paid so far in this episode
+        self._errors = 0
         self.max_steps = max_steps
-        self.observation_space = AnyText()
-        self.action_space = AnyText()
         self._constants = domain.episode_constants
         self._kinds = self._constants.kinds
+        openings = max(len(self._opening(case).encode("utf-8")) for case in suite.cases)
+        self._observation_bytes = max(openings, MAX_RESULT_BYTES)
+        self.observation_space = JsonText(self._observation_bytes)
+        self._result_room = self._observation_bytes - len('{"result": }')  # bytes a tool result may take
+        self.action_space = ToolCallSpace(self._constants.specs, MAX_TEXT)
         self.case: Case | None = None
         self.last_trace: Trace = Trace()
         self.last_verdict: Verdict | None = None
@@ -120,10 +130,10 @@ class MantraEnv(gym.Env[str, str]):
         self._toolkit = self.domain.toolkit(self.domain.fresh_database(self.case.database_patch))
         self._calls = []
         self._done = False
-        # The manual and tool specs are the bulk of the observation and never change: serialised once per domain.
-        manual, tools = self._constants.manual_json, self._constants.tools_json
-        prompt = json.dumps(self.case.scenario.prompt, ensure_ascii=False)
-        return f'{{"system": {manual}, "prompt": {prompt}, "tools": {tools}}}', self._info()
+        self._potential, self._errors = 0.0, 0
+        if self.case.id not in self._obligations:
+            self._obligations[self.case.id] = obligations(self.case.checks)
+        return self._opening(self.case), self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self.case is None or self._toolkit is None:
@@ -143,17 +153,36 @@ class MantraEnv(gym.Env[str, str]):
             assert parsed is not None
             name, arguments = parsed["tool"], parsed["arguments"]
             result, error = self._toolkit.execute(name, arguments)
+            result, result_text = _jsonable(result, name) if error is None else (None, "null")
+            # A character is at most 4 bytes of UTF-8: only a long text is encoded to measure it.
+            if len(result_text) * 4 > self._result_room and len(result_text.encode("utf-8")) > self._result_room:
+                result, error = None, _too_large(name, len(result_text.encode("utf-8")), self._result_room)
             call = ToolCall.model_construct(
-                step=len(self._calls), tool=name, args=arguments, result=_jsonable(result), error=error,
+                step=len(self._calls), tool=name, args=arguments, result=result, error=error,
                 kind=self._kinds.get(name), raw_arguments=None,
             )  # fmt: skip
         self._calls.append(call)
-        observation = json.dumps(
-            {"error": call.error.model_dump()} if call.error else {"result": call.result}, ensure_ascii=False
-        )
+        self._errors += call.error is not None
+        error = call.error
+        observation = f'{{"result": {result_text}}}' if error is None else self._error_observation(error)
         if len(self._calls) >= self.max_steps:
             return self._finish(observation, truncated=True, answer=None)
-        return observation, 0.0, False, False, self._info()
+        paid = 0.0
+        if self.dense:
+            potential = self._reward(grade(self.trace, self.case.checks))
+            paid, self._potential = potential - self._potential, potential
+        return observation, paid, False, False, self._info()
+
+    # -- pickling: trainers ship envs between processes ----------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_constants"], state["_kinds"]  # derived from the domain (a mappingproxy does not pickle)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._constants = self.domain.episode_constants
+        self._kinds = self._constants.kinds
 
     # -- helpers ---------------------------------------------------------------------------------------
     @property
@@ -164,6 +193,22 @@ class MantraEnv(gym.Env[str, str]):
     @property
     def trace(self) -> Trace:
         return Trace.model_construct(calls=tuple(self._calls), final_answer=None)
+
+    def _opening(self, case: Case) -> str:
+        # The manual and tool specs are the bulk of the observation and never change: serialised once per domain.
+        manual, tools = self._constants.manual_json, self._constants.tools_json
+        prompt = json.dumps(case.scenario.prompt, ensure_ascii=False)
+        return f'{{"system": {manual}, "prompt": {prompt}, "tools": {tools}}}'
+
+    def _error_observation(self, error: ToolError) -> str:
+        """``{"error": ...}`` as valid UTF-8 (a message may quote a lone surrogate the agent sent: escaped) that
+        fits the observation space (a message quoting megabytes of the action is cut; the trace keeps it)."""
+        text = _safe_text(json.dumps({"error": error.model_dump()}, ensure_ascii=False))
+        room = self._observation_bytes
+        if len(text) * 4 > room and len(text.encode("utf-8")) > room:
+            cut = {"code": error.code, "message": bounded(error.message, room // 8)}  # <= 6 bytes per character
+            text = _safe_text(json.dumps({"error": cut}, ensure_ascii=False))
+        return text
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         assert self.case is not None
@@ -178,18 +223,22 @@ class MantraEnv(gym.Env[str, str]):
         verdict = grade(trace, self.case.checks)
         info = self._info(verdict=verdict, verdict_json=VERDICT_ADAPTER.dump_python(verdict, mode="json"))
         info["trace"] = trace
-        reward = self.reward(verdict, trace)
-        self.last_trace, self.last_verdict, self.last_reward = trace, verdict, reward
-        return observation, reward, not truncated, truncated, info
+        final = self._reward(verdict)
+        self.last_trace, self.last_verdict, self.last_reward = trace, verdict, final
+        paid = final - self._potential if self.dense else final
+        return observation, paid, not truncated, truncated, info
 
-    def reward(self, verdict: Verdict, trace: Trace) -> float:
-        """The episode reward of ``verdict`` under this env's reward mode (see the class docstring)."""
-        if self.reward_mode == "binary":
-            return 1.0 if verdict.passed else 0.0
-        if self.reward_mode == "fraction":
-            return verdict.fraction_passed
-        errors = sum(1 for call in trace.calls if call.error is not None)
-        return max(0.0, verdict.fraction_passed - TOOL_ERROR_PENALTY * errors)
+    def _reward(self, verdict: Verdict) -> float:
+        """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""
+        assert self.case is not None
+        return reward(self.reward_mode, verdict, self._obligations[self.case.id], self._errors)
+
+
+def _too_large(tool: str, size: int, room: int) -> ToolError:
+    return ToolError(
+        code="result_too_large",
+        message=f"{tool}: the result is {size} bytes of JSON, more than an observation holds ({room}); ask for less",
+    )
 
 
 def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]:
@@ -263,12 +312,41 @@ def _answer_text(answer: Any) -> str:
     return _safe_text(answer[:MAX_TEXT])
 
 
-def _jsonable(value: Any) -> Any:
-    """Tool results as JSON values (pydantic models are dumped)."""
+def _jsonable(value: Any, tool: str) -> tuple[Any, str]:
+    """A tool's result as a private copy of JSON values, and its JSON text.
+
+    Results are almost always JSON already (dicts, lists and scalars, often the database's own records):
+    pydantic-core's Rust serialiser writes them and its parser reads them back as a copy (~3x faster than a
+    Python walk), so that the trace never shares a record a later call changes. It also writes what JSON has no
+    word for as pydantic does (models dumped, tuples and sets as lists, dates as ISO text, keys as text). A
+    string with a lone surrogate (no UTF-8 form) takes the slow path (:func:`_to_json`, the escape kept); a
+    result that is not JSON even so is the domain's bug, named as such.
+    """
+    try:
+        raw = pydantic_core.to_json(value)
+    except pydantic_core.PydanticSerializationError:
+        try:
+            text = json.dumps(_to_json(value), ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:  # a set, an object, a circular value
+            raise MantraError(
+                f"tool {tool!r} returned a value that is not JSON ({exc}); return dicts, lists, scalars or "
+                "pydantic models"
+            ) from None
+        return json.loads(text), _safe_text(text)
+    return pydantic_core.from_json(raw), raw.decode("utf-8")
+
+
+def _to_json(value: Any) -> Any:
+    """``value`` with pydantic models dumped, tuples as lists and dict keys as text (:func:`_json_key`)."""
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_to_json(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {_json_key(k): _to_json(v) for k, v in value.items()}
     return value
+
+
+def _json_key(key: Any) -> str:
+    """A dict key as pydantic writes it: ``True`` -> ``"true"``, any other as ``str`` (``1`` -> ``"1"``)."""
+    return ("true" if key else "false") if isinstance(key, bool) else str(key)

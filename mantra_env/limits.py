@@ -33,6 +33,10 @@ MAX_INT_DIGITS = 4000
 MAX_TEXT = 1_000_000
 """Characters of an action text, and of any observation."""
 
+MAX_RESULT_BYTES = 1_000_000
+"""UTF-8 bytes of a tool result's observation; a larger result is the structured error ``result_too_large``. The
+env's observation space holds the larger of this and the domain's longest opening observation."""
+
 TRUNCATED = "…[truncated]"
 
 

@@ -1,13 +1,14 @@
 """Gymnasium ids for every suite of every domain (shipped, installed, or on ``MANTRA_DOMAINS_PATH``), registered on
 import of mantra_env.
 
-Each suite is ``<domain>/<suite>-v<version>`` (the name ``--suite`` takes, and the manifest's version, bumped
-whenever its cases change); a domain's default suite (``domain.yaml``) is also ``mantra/<domain>-v<version>``, as
-``--suite <domain>`` is. A domain with no suite yet gets ``mantra/<domain>-v0``, whose making says so.
+Each suite is ``<domain>/<suite>-v<N>`` (the name ``--suite`` takes; N is :data:`VERSION`, the env's own version,
+plus the manifest's version, bumped whenever its cases change); a domain's default suite (``domain.yaml``) is also
+``mantra/<domain>-v<N>``, as ``--suite <domain>`` is. A domain with no suite yet gets ``mantra/<domain>-v1``, whose
+making says so.
 
 Discovery reads folders and manifests only (no domain is imported until an environment is made). Use
-``gymnasium.make("mantra/operations-v0", case="fig1-case1")`` after ``import mantra_env``, or
-``gymnasium.make("mantra_env:mantra/operations-v0")``. Suites elsewhere can be registered with :func:`register_suite`.
+``gymnasium.make("mantra/operations-v1", case="fig1-case1")`` after ``import mantra_env``, or
+``gymnasium.make("mantra_env:mantra/operations-v1")``. Suites elsewhere can be registered with :func:`register_suite`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from mantra_env.domains.discovery import SuiteEntry, domain_source, domain_sources, suite_entries
+from mantra_env.domains.discovery import ENV_VERSION, SuiteEntry, domain_source, domain_sources, suite_entries
 from mantra_env.errors import MantraError
 
 
@@ -33,12 +34,17 @@ def make_env(suite: str, **kwargs: Any) -> Any:
     return MantraEnv(loaded, domain, **kwargs)
 
 
+VERSION = ENV_VERSION
+"""Bumped when an env's behaviour changes (see the Version History in :class:`~mantra_env.env.MantraEnv`)."""
+
+
 def env_id(suite_name: str, version: int = 0) -> str:
-    return f"mantra/{suite_name}-v{version}"
+    """``mantra/<suite_name>-v<N>``: N is the env's version plus the suite's ``version``."""
+    return f"mantra/{suite_name}-v{VERSION + version}"
 
 
 def register_suite(suite_name: str, suite: str | Path, max_episode_steps: int | None = None, version: int = 0) -> str:
-    """Register ``mantra/<suite_name>-v<version>`` for a suite name or folder; returns the id."""
+    """Register ``mantra/<suite_name>-v<N>`` (see :func:`env_id`) for a suite name or folder; returns the id."""
     return _register(env_id(suite_name, version), str(suite), max_episode_steps)
 
 

@@ -198,7 +198,7 @@ class Toolkit:
             problems = "; ".join(f"{error_path(err['loc'], 'arguments')}: {err['msg']}" for err in exc.errors())
             return None, ToolError(code="invalid_arguments", message=f"{name}: {problems}")
         try:
-            result = getattr(self, definition.method_name)(**dict(parsed))
+            result = getattr(self, definition.method_name)(**parsed.__dict__)  # dict(model) costs a failed lookup
         except ToolFailure as failure:
             return None, ToolError(code=failure.code, message=str(failure))
         return result, None

@@ -21,8 +21,6 @@ OUTER = frozenset({"agents", "graders", "generators", "mantra_cli"})
 EXCEPTIONS: dict[tuple[str, str], str] = {
     # The delegating shim that keeps `python -m mantra_env.run` working (issue 15, item 1).
     ("mantra_env/run.py", "mantra_cli.run"): "the python -m mantra_env.run shim",
-    # Known, being removed: the env's reward moves into the core (RL work); delete this line when it lands.
-    ("mantra_env/env.py", "graders"): "reward through graders.grade (moving into the core)",
 }
 
 

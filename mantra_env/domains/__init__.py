@@ -33,11 +33,12 @@ from mantra_env.trace import ToolKind
 
 class EpisodeConstants(NamedTuple):
     """The parts of a domain's episodes that never change: the manual and the tool specs as JSON text (the bulk
-    of every opening observation), and each tool's kind (read / write) by name."""
+    of every opening observation), each tool's kind (read / write) by name, and the specs themselves."""
 
     manual_json: str
     tools_json: str
     kinds: Mapping[str, ToolKind]
+    specs: tuple[ToolSpec, ...]
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,22 @@ class Domain:
     def episode_constants(self) -> EpisodeConstants:
         """What every episode of the domain shows and looks up, computed once per domain (building it takes a
         database and a toolkit: ~0.5 ms, once per episode otherwise)."""
-        specs = [spec.model_dump(mode="json") for spec in self.tool_specs()]
+        tools = tuple(self.tool_specs())
+        specs = [spec.model_dump(mode="json") for spec in tools]
         return EpisodeConstants(
             manual_json=json.dumps(self.manual, ensure_ascii=False),
             tools_json=json.dumps(specs, ensure_ascii=False),
             kinds=MappingProxyType({spec["name"]: spec["kind"] for spec in specs}),
+            specs=tools,
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by name when it is the shipped domain of that name (a worker process loads it, sharing its
+        parsed database, instead of receiving megabytes of data), by its fields otherwise (cached values are
+        recomputed)."""
+        if self.name in domain_names() and load_domain(self.name) is self:
+            return (load_domain, (self.name,))
+        return (Domain, (self.name, self.manual, self.toolkit, self.database_model, self.base_data, self.suite_dirs))
 
     def check_suite(self, suite: Suite) -> None:
         """Refuse a suite that does not fit this domain: a case of another domain, a check naming a tool the

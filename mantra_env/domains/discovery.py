@@ -67,6 +67,11 @@ class DomainInfo(BaseModel):
     )
 
 
+ENV_VERSION = 1
+"""The environment's own version (its spaces and rewards: see the Version History of ``MantraEnv``). A gymnasium
+id's version is this plus the suite's manifest version, so that it changes when either changes."""
+
+
 @dataclass(frozen=True)
 class SuiteEntry:
     """A suite a domain ships, from its manifest (the cases are not read)."""
@@ -84,9 +89,10 @@ class SuiteEntry:
 
     @property
     def env_ids(self) -> list[str]:
-        """Its gymnasium ids: ``DOMAIN/SUITE-vN``, and ``mantra/DOMAIN-vN`` for the default suite."""
-        ids = [f"{self.run_name}-v{self.version}"]
-        return [f"mantra/{self.domain}-v{self.version}", *ids] if self.default else ids
+        """Its gymnasium ids: ``DOMAIN/SUITE-vN``, and ``mantra/DOMAIN-vN`` for the default suite (N: ENV_VERSION
+        plus the manifest's version)."""
+        ids = [f"{self.run_name}-v{ENV_VERSION + self.version}"]
+        return [f"mantra/{self.domain}-v{ENV_VERSION + self.version}", *ids] if self.default else ids
 
 
 def domain_sources() -> dict[str, list[DomainSource]]:

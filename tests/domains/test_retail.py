@@ -788,4 +788,4 @@ def test_the_retail_domain_has_no_suite_yet_and_says_so() -> None:
     with pytest.raises(DomainError, match="the retail domain has no suite yet"):
         find_suite("retail")
     with pytest.raises(DomainError, match="the retail domain has no suite yet"):
-        gym.make("mantra/retail-v0")
+        gym.make("mantra/retail-v1")

@@ -36,7 +36,7 @@ def test_the_default_suite_answers_to_the_domain_name_in_the_cli_and_gymnasium()
     domain, by_domain = find_suite("operations")
     assert domain is not None and domain.default_suite == "starter"
     assert by_domain.manifest == find_suite("operations/starter")[1].manifest
-    for identifier in ("mantra/operations-v0", "operations/starter-v0"):
+    for identifier in ("mantra/operations-v1", "operations/starter-v1"):
         suite = gym.make(identifier).unwrapped.suite  # type: ignore[attr-defined]
         assert suite.manifest == by_domain.manifest and [c.id for c in suite.cases] == [c.id for c in by_domain.cases]
 
@@ -44,11 +44,11 @@ def test_the_default_suite_answers_to_the_domain_name_in_the_cli_and_gymnasium()
 def test_a_domain_with_no_suite_says_so_in_the_cli_and_gymnasium() -> None:
     from mantra_env.domains import DomainError
 
-    for make in (lambda: find_suite("retail"), lambda: gym.make("mantra/retail-v0")):
+    for make in (lambda: find_suite("retail"), lambda: gym.make("mantra/retail-v1")):
         with pytest.raises(DomainError, match="the retail domain has no suite yet"):
             make()
 
 
 def test_an_old_version_is_answered_with_the_current_one() -> None:
-    with pytest.raises(gym.error.Error, match=r"`mantra/operations` .* provides versioned environments: \[ `v0` \]"):
+    with pytest.raises(gym.error.Error, match=r"`mantra/operations` .* provides versioned environments: \[ `v1` \]"):
         gym.make("mantra/operations-v7")

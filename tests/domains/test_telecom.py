@@ -535,7 +535,7 @@ def test_the_telecom_domain_is_listed_has_no_suite_yet_and_says_so() -> None:
     with pytest.raises(DomainError, match="the telecom domain has no suite yet"):
         find_suite("telecom")
     with pytest.raises(DomainError, match="the telecom domain has no suite yet"):
-        gym.make("mantra/telecom-v0")
+        gym.make("mantra/telecom-v1")
 
 
 def _resume_suite() -> Suite:

@@ -98,13 +98,28 @@ def test_compliant_episode_gets_reward_and_verdict() -> None:
     assert info["verdict_json"]["passed"] is True
 
 
-def test_reward_modes() -> None:
-    for mode, expected in [("binary", 0.0), ("fraction", 0.5), ("shaped", 0.5 - 0.02)]:
+CALL_B2 = {"tool": "create_purchase_order", "arguments": {"item_id": "B2", "quantity": 1}}
+CALL_NOPE = {"tool": "nope", "arguments": {}}
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        ([CALL_CHECK, CALL_ORDER], (1.0, 1.0, 1.0)),  # compliant
+        ([], (0.0, 0.0, 0.0)),  # no-op: NO-CALL B2 holds, but it holds by doing nothing, so it pays nothing
+        ([CALL_ORDER], (0.0, 0.0, 0.0)),  # order without checking: the PRECEDES obligation fails
+        ([CALL_ORDER, CALL_CHECK, CALL_ORDER], (0.0, 0.0, 0.0)),  # an order violation costs the obligation
+        ([CALL_CHECK, CALL_ORDER, CALL_B2], (0.0, 0.0, 0.0)),  # obligation met, prohibition broken: 1 - 1
+        ([CALL_CHECK, CALL_NOPE, CALL_ORDER], (1.0, 1.0, 0.98)),  # compliant, one tool error
+    ],
+)
+def test_reward_modes(actions: list[Any], expected: tuple[float, float, float]) -> None:
+    for mode, reward in zip(("binary", "fraction", "shaped"), expected, strict=True):
         env = make(case=0, reward_mode=mode)
         env.reset()
-        env.step(CALL_ORDER)  # order without checking: PRECEDES fails, NO-CALL B2 holds
-        env.step({"tool": "nope", "arguments": {}})  # one tool error
-        assert env.step(FINAL)[1] == pytest.approx(expected)
+        for action in actions:
+            assert env.step(action)[1] == 0.0
+        assert env.step(FINAL)[1] == pytest.approx(reward), mode
 
 
 def test_patch_applies_per_episode_and_nothing_leaks() -> None:
@@ -218,7 +233,7 @@ def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
         Suite(manifest=SuiteManifest(name="tmp", domain="operations", case_count=1), cases=[ops_case]), tmp_path
     )
     identifier = register_suite("tmp-test", tmp_path)
-    assert identifier == "mantra/tmp-test-v0"
+    assert identifier == "mantra/tmp-test-v1"
     env = gym.make(identifier, case="k1")
     observation, _ = env.reset(seed=0)
     assert json.loads(observation)["system"] == OPERATIONS.manual
@@ -228,7 +243,7 @@ def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
     assert not terminated and reward == 0.0
     assert env.step({"final_answer": "6 in stock"})[1] == 1.0
     with pytest.raises(gym.error.Error, match="operation"):
-        gym.make("mantra/operation-v0")
+        gym.make("mantra/operation-v1")
 
 
 # -- hostile input (issue 13, defects D7, D9, D17) ------------------------------------------------------

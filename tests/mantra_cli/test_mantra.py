@@ -82,8 +82,8 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
         "*",
         "0",
         "14",
-        "mantra/operations-v0,",
-        "operations/starter-v0",
+        "mantra/operations-v1,",
+        "operations/starter-v1",
     ]
     assert "retail      (no suite yet)" in lines
     suites, without = list_suites()
@@ -99,7 +99,7 @@ def test_suites_as_json_names_what_run_and_gymnasium_take(capsys: pytest.Capture
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     starter = next(record for record in records if record["suite"] == "operations/starter")
     assert starter["cases"] == 14 and starter["default"] and starter["version"] == 0
-    assert starter["env_ids"] == ["mantra/operations-v0", "operations/starter-v0"]
+    assert starter["env_ids"] == ["mantra/operations-v1", "operations/starter-v1"]
     assert all(identifier in gymnasium.registry for identifier in starter["env_ids"])
     for record in records:
         assert record["suite"] is None or (Path(record["folder"]) / "manifest.json").is_file()
@@ -119,7 +119,7 @@ def test_mantra_runs_as_a_program() -> None:
         [sys.executable, "-m", "mantra_cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert finished.returncode == 0, finished.stderr
-    assert "mantra/operations-v0" in finished.stdout
+    assert "mantra/operations-v1" in finished.stdout
     finished = subprocess.run(
         [sys.executable, "-m", "mantra_cli"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )

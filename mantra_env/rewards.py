@@ -1,0 +1,55 @@
+"""Episode rewards from a verdict: credit for what an agent did, never for what it did not do.
+
+A check is an **obligation** iff it fails on the empty trace (``CALL A``, ``FOLLOWS``, ``PRECEDES``, an ``OR``
+of obligations): only an action can meet it. Every other check (``NO-CALL``, the conditionals ``AFTER`` and
+``BEFORE``, an ``OR`` with such a branch) is a **prohibition**: an agent that does nothing keeps it, so keeping
+it earns nothing, and breaking it costs as much as an obligation is worth. With ``k`` obligations:
+
+* ``binary``: 1 iff every check passes.
+* ``fraction``: (obligations met - prohibitions broken) / k, floored at 0. The no-op agent earns 0 on every
+  case with an obligation; a compliant trace earns 1; any failed check (a missing call, an order violation,
+  a forbidden call) costs 1/k. A case with no obligation has nothing to earn: its reward is ``binary``'s.
+* ``shaped``: ``fraction`` minus ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0.
+
+A **dense** variant of each mode pays, after every step, the change of the mode's reward of the trace so far
+(the potential ``phi(trace)``, with ``phi`` of the empty trace taken as 0): potential-based shaping, so the
+rewards of an episode sum to its final reward exactly, and the optimal policy is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from mantra_env.case import CaseCheck
+from mantra_env.checks import TraceIndex, evaluate
+from mantra_env.verdict import Verdict
+
+RewardMode = Literal["binary", "fraction", "shaped"]
+REWARD_MODES: tuple[RewardMode, ...] = ("binary", "fraction", "shaped")
+TOOL_ERROR_PENALTY = 0.02
+
+_EMPTY = TraceIndex([])
+
+
+def obligations(checks: Sequence[CaseCheck]) -> tuple[bool, ...]:
+    """For each check, whether it is an obligation (fails on the empty trace)."""
+    return tuple(not evaluate(entry.check, _EMPTY).passed for entry in checks)
+
+
+def reward(mode: RewardMode, verdict: Verdict, obligation: Sequence[bool], tool_errors: int) -> float:
+    """The reward of ``verdict`` (its checks in the order of ``obligation``) under ``mode``; see the module."""
+    if mode == "binary":
+        return 1.0 if verdict.passed else 0.0
+    owed = sum(obligation)
+    if owed == 0:
+        credit = 1.0 if verdict.passed else 0.0
+    else:
+        met = sum(1 for check, owing in zip(verdict.checks, obligation, strict=True) if owing and check.passed)
+        broken = sum(
+            1 for check, owing in zip(verdict.checks, obligation, strict=True) if not owing and not check.passed
+        )
+        credit = max(0.0, (met - broken) / owed)
+    if mode == "shaped":
+        credit = max(0.0, credit - TOOL_ERROR_PENALTY * tool_errors)
+    return credit
