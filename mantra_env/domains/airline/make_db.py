@@ -140,7 +140,14 @@ def _users(rng: random.Random, used: set[str]) -> dict[str, Any]:
         sources = ["credit_card"] * rng.randint(1, 2) + ["gift_card"] * rng.randint(0, 2)
         sources += ["certificate"] * rng.choice([0, 0, 1, 2])
         for source in sources:
-            method: dict[str, Any] = {"id": f"{source}_{_digits(rng, 7, used)}", "source": source}
+            method_id = f"{source}_{_digits(rng, 7, used)}"
+            method: dict[str, Any] = {
+                "id": method_id,
+                "source": source,
+                "brand": None,
+                "last_four": None,
+                "amount": None,
+            }
             if source == "credit_card":
                 method |= {"brand": rng.choice(CARD_BRANDS), "last_four": f"{rng.randint(0, 9999):04d}"}
             elif source == "gift_card":

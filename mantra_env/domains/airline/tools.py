@@ -651,7 +651,7 @@ class AirlineToolkit(Toolkit):
         certificate = PaymentMethod(id=f"certificate_{reservation_id.lower()}", source="certificate", amount=due)
         self.db.users[user_id].payment_methods[certificate.id] = certificate
         self.db.reservations[reservation_id].compensation_certificate = certificate.id
-        return certificate.model_dump(mode="json", exclude_none=True)
+        return certificate.model_dump(mode="json")
 
     @tool(kind="write")
     def transfer_to_human_agents(self, summary: str) -> str:
