@@ -10,6 +10,9 @@ for two workloads, reset (fresh database) and grading included:
   generation pipeline), so a fixed, realistic plan per episode stands in for the oracle: identify the customer,
   read the order, the product and the customer, then change the order (swap a variant of a pending order,
   request the return of a delivered one); 40 episodes over 40 real orders, each case with a database patch;
+* ``airline``: the airline domain's 4.4 MB copy-on-write database, likewise without a suite yet: per episode read
+  the customer, the reservation, its first flight's status and the flights of that route, then add a checked bag
+  (40 episodes over 40 real reservations, each case with a database patch);
 * ``minimal``: a two-tool test domain, which shows the environment's own overhead.
 
 Reset times (``env.reset``: fresh database, patch, toolkit, opening observation) are reported per workload, and
@@ -134,6 +137,81 @@ def retail_episodes(count: int) -> tuple[Suite, list[tuple[str, list[str]]]]:
     return suite, plans
 
 
+def airline_episodes(count: int) -> tuple[Suite, list[tuple[str, list[str]]]]:
+    """Cases over real reservations of the airline database and the fixed plan of valid calls that stands in for
+    the oracle on each (a check per case so that grading runs too)."""
+    from mantra_env.domains.airline.database import FREE_BAGS
+
+    data = load_domain("airline").base_data
+    cases, plans = [], []
+    for reservation in data["reservations"].values():
+        if len(cases) == count:
+            break
+        user = data["users"][reservation["user_id"]]
+        card = next(m["id"] for m in user["payment_methods"].values() if m["source"] == "credit_card")
+        if reservation["status"] != "confirmed":
+            continue
+        segment, bags = reservation["flights"][0], reservation["total_baggages"] + 1
+        free = FREE_BAGS[user["membership"]][reservation["cabin"]] * len(reservation["passengers"])
+        key = {"reservation_id": reservation["reservation_id"]}
+        more = {"total_baggages": bags, "nonfree_baggages": max(0, bags - free), "payment_id": card}
+        write = ("update_reservation_baggages", {**key, **more})
+        plan = [
+            ("get_user_details", {"user_id": user["user_id"]}),
+            ("get_reservation_details", key),
+            ("get_flight_status", {"flight_number": segment["flight_number"], "date": segment["date"]}),
+            (
+                "search_direct_flight",
+                {"origin": segment["origin"], "destination": segment["destination"], "date": "2026-05-25"},
+            ),
+            ("calculate", {"expression": f"{bags} - {free}"}),
+            write,
+        ]
+        case_id = f"bench-{reservation['reservation_id']}"
+        pinned = f'(reservation_id="{reservation["reservation_id"]}")'
+        patch = [{"op": "set", "path": f"users.{user['user_id']}.email", "value": user["email"]}]
+        cases.append(
+            Case(
+                id=case_id,
+                domain="airline",
+                scenario=Scenario(prompt=f"Add a bag to {reservation['reservation_id']}."),
+                checks=[
+                    CaseCheck(id="c1", check=f"CALL get_reservation_details{pinned} PRECEDES CALL {write[0]}{pinned}")
+                ],
+                database_patch=patch,
+            )
+        )  # type: ignore[arg-type]
+        plans.append(
+            (case_id, [action_text({"tool": tool, "arguments": args}) for tool, args in plan] + [action_text(FINAL)])
+        )
+    suite = Suite(manifest=SuiteManifest(name="bench", domain="airline", case_count=len(cases)), cases=cases)
+    return suite, plans
+
+
+def domain_workload(name: str, suite: Suite, plans: list[tuple[str, list[str]]], args: argparse.Namespace) -> None:
+    """Steps/s and reset time of a domain without a suite, on its stand-in plans; the database reset alone."""
+    domain = load_domain(name)
+    for episode in range(3):  # each episode's plan is valid and its check passes
+        env = MantraEnv(suite, domain, max_steps=50)
+        env.reset(options={"case": plans[episode][0]})
+        assert all(not json.loads(env.step(action)[0]).get("error") for action in plans[episode][1][:-1])
+        assert env.last_reward is None or env.last_reward == 1.0
+    steps = sum(len(actions) for _, actions in plans) / len(plans)
+    rates = measure(MantraEnv(suite, domain, max_steps=50), plans, args.episodes, args.repeats)
+    report(
+        name,
+        rates,
+        f"{len(plans)} cases (no suite yet: a fixed plan of valid calls per case stands in for "
+        f"the oracle), {steps:.1f} steps per episode, a one-record database patch per case",
+    )
+    patch = suite.cases[0].database_patch
+    database_reset = min(timeit.repeat(lambda: domain.fresh_database(patch), number=2000, repeat=5)) / 2000 * 1e6
+    print(f"  of which the database (a copy-on-write view and a one-record patch): {database_reset:.1f} us")
+    start = time.process_time()
+    domain.database_model.model_validate_json(domain._base_json)
+    print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
+
+
 def calibration() -> float:
     """Microseconds of ``sum(range(1000))`` (best of 5 x 10,000)."""
     return min(timeit.repeat("sum(range(1000))", number=10_000, repeat=5)) / 10_000 * 1e6
@@ -154,27 +232,8 @@ def main() -> None:
     rates = measure(MantraEnv(suite, domain, max_steps=50), plans, args.episodes, args.repeats)
     report("operations", rates, f"{len(plans)} starter cases replayed by the oracle, {steps:.1f} steps per episode")
 
-    retail, plans = retail_episodes(40)
-    domain = load_domain("retail")
-    for episode in range(3):  # each episode's plan is valid and its check passes
-        env = MantraEnv(retail, domain, max_steps=50)
-        env.reset(options={"case": plans[episode][0]})
-        assert all(not json.loads(env.step(action)[0]).get("error") for action in plans[episode][1][:-1])
-        assert env.last_reward is None or env.last_reward == 1.0
-    steps = sum(len(actions) for _, actions in plans) / len(plans)
-    rates = measure(MantraEnv(retail, domain, max_steps=50), plans, args.episodes, args.repeats)
-    report(
-        "retail",
-        rates,
-        f"{len(plans)} cases (no suite yet: a fixed plan of valid calls per case stands in for "
-        f"the oracle), {steps:.1f} steps per episode, a one-record database patch per case",
-    )
-    patch = retail.cases[0].database_patch
-    database_reset = min(timeit.repeat(lambda: domain.fresh_database(patch), number=2000, repeat=5)) / 2000 * 1e6
-    print(f"  of which the database (a copy-on-write view and a one-record patch): {database_reset:.1f} us")
-    start = time.process_time()
-    domain.database_model.model_validate_json(domain._base_json)
-    print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
+    domain_workload("retail", *retail_episodes(40), args)
+    domain_workload("airline", *airline_episodes(40), args)
 
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]
     rates = measure(MantraEnv(SUITE, DOMAIN, max_steps=50), [(SUITE.cases[0].id, minimal)], args.episodes, args.repeats)
