@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mantra_env.domains.overlay import OverlayDatabase
+from mantra_env.domains.retail.database import Address
 
 NOW = datetime(2026, 5, 15, 15, 0)
 """The current date and time at the reservation desk (Eastern time), as the manual states it."""
@@ -84,15 +85,6 @@ class Flight(_Record):
 class Airport(_Record):
     iata: str
     city: str
-
-
-class Address(_Record):
-    address1: str
-    address2: str = ""
-    city: str
-    state: str
-    country: str
-    zip: str
 
 
 class Name(_Record):

@@ -100,6 +100,13 @@ def _offer(flight: Flight, day: str, record: FlightDate) -> dict[str, Any]:
     }
 
 
+def _segments(legs: Sequence[tuple[Flight, str, FlightDate]], fares: Sequence[int]) -> list[Segment]:
+    return [
+        Segment(flight_number=f.flight_number, origin=f.origin, destination=f.destination, date=day, price=fare)
+        for (f, day, _), fare in zip(legs, fares, strict=True)
+    ]
+
+
 class AirlineToolkit(Toolkit):
     domain = "airline"
 
@@ -202,14 +209,19 @@ class AirlineToolkit(Toolkit):
             )
 
     @staticmethod
-    def _pay(method: PaymentMethod, amount: int) -> None:
-        """Charge ``amount`` (refund if negative) to a gift card's balance; cards have no balance."""
+    def _check_funds(method: PaymentMethod, amount: int) -> None:
+        """Refuse charging ``amount`` to a gift card whose balance is smaller (credit cards have no balance)."""
+        if method.source == "gift_card" and method.amount is not None and amount > method.amount:
+            raise ToolFailure(
+                f"gift card {method.id} has {method.amount} dollars left, less than {amount}",
+                code="insufficient_balance",
+            )
+
+    @classmethod
+    def _pay(cls, method: PaymentMethod, amount: int) -> None:
+        """Charge ``amount`` (refund if negative) to a gift card's balance; credit cards have no balance."""
+        cls._check_funds(method, amount)
         if method.source == "gift_card" and method.amount is not None:
-            if amount > method.amount:
-                raise ToolFailure(
-                    f"gift card {method.id} has {method.amount} dollars left, less than {amount}",
-                    code="insufficient_balance",
-                )
             method.amount -= amount
 
     # -- read tools ------------------------------------------------------------------------------------
@@ -397,16 +409,7 @@ class AirlineToolkit(Toolkit):
             destination=destination,
             flight_type=flight_type,
             cabin=cabin,
-            flights=[
-                Segment(
-                    flight_number=flight.flight_number,
-                    origin=flight.origin,
-                    destination=flight.destination,
-                    date=day,
-                    price=fare,
-                )
-                for (flight, day, _), fare in zip(legs, fares, strict=True)
-            ],
+            flights=_segments(legs, fares),
             passengers=[Passenger.model_validate(p.model_dump()) for p in passengers],
             payment_history=[Payment(payment_id=payment_id, amount=amount) for payment_id, amount in parts],
             created_at=NOW.isoformat(),
@@ -531,11 +534,7 @@ class AirlineToolkit(Toolkit):
                     )
                 fares.append(self._bookable(flight, day, record, cabin, passengers))  # new flight, or new cabin
         difference = (sum(fares) - sum(s.price for s in reservation.flights)) * passengers
-        if method.source == "gift_card" and method.amount is not None and difference > method.amount:
-            raise ToolFailure(
-                f"gift card {payment_id} has {method.amount} dollars left, less than {difference}",
-                code="insufficient_balance",
-            )
+        self._check_funds(method, difference)
         reservation = self.db.reservations[reservation_id]  # every check passed: now change records
         self._pay(self.db.users[reservation.user_id].payment_methods[payment_id], difference)
         if difference:
@@ -546,16 +545,7 @@ class AirlineToolkit(Toolkit):
         for flight, day, _ in legs:
             if (flight.flight_number, day) not in old or cabin != reservation.cabin:
                 self._seats(flight.flight_number, day, cabin, -passengers)
-        reservation.flights = [
-            Segment(
-                flight_number=flight.flight_number,
-                origin=flight.origin,
-                destination=flight.destination,
-                date=day,
-                price=fare,
-            )
-            for (flight, day, _), fare in zip(legs, fares, strict=True)
-        ]
+        reservation.flights = _segments(legs, fares)
         reservation.cabin = cabin
         return reservation.model_dump(mode="json")
 
@@ -602,10 +592,7 @@ class AirlineToolkit(Toolkit):
             )
         self._check_bags(user, reservation.cabin, len(reservation.passengers), total_baggages, nonfree_baggages)
         fee = BAG_FEE * (nonfree_baggages - reservation.nonfree_baggages)
-        if method.source == "gift_card" and method.amount is not None and fee > method.amount:
-            raise ToolFailure(
-                f"gift card {payment_id} has {method.amount} dollars left, less than {fee}", code="insufficient_balance"
-            )
+        self._check_funds(method, fee)
         reservation = self.db.reservations[reservation_id]
         self._pay(self.db.users[reservation.user_id].payment_methods[payment_id], fee)
         if fee:
