@@ -10,7 +10,6 @@ this script writes (a test runs the same comparison).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import random
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mantra_env.domains.airline.database import BAG_FEE, FREE_BAGS, INSURANCE_PER_PASSENGER, NOW, Cabin
+from mantra_env.domains.datafile import write_or_check
 from mantra_env.domains.retail.make_db import CARD_BRANDS, FIRST_NAMES, LAST_NAMES, _address, _digits
 
 SEED = 20260515
@@ -332,19 +332,7 @@ def render(seed: int = SEED) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mantra_env.domains.airline.make_db", description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if db.json differs from what would be written")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not PATH.exists() or PATH.read_text(encoding="utf-8") != text:
-            print(f"{PATH} is out of date: run `python -m mantra_env.domains.airline.make_db` and commit it")
-            return 1
-        print(f"{PATH} is up to date")
-        return 0
-    PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {PATH} ({len(text) / 1e6:.1f} MB)")
-    return 0
+    return write_or_check(argv, "python -m mantra_env.domains.airline.make_db", __doc__, PATH, render)
 
 
 if __name__ == "__main__":

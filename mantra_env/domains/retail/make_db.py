@@ -7,13 +7,14 @@ this script writes (a test runs the same comparison).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import random
 import sys
 from pathlib import Path
 from typing import Any
+
+from mantra_env.domains.datafile import write_or_check
 
 SEED = 20261123
 USERS = 1000
@@ -590,19 +591,7 @@ def render(seed: int = SEED) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mantra_env.domains.retail.make_db", description=__doc__)
-    parser.add_argument("--check", action="store_true", help="fail if db.json differs from what would be written")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not PATH.exists() or PATH.read_text(encoding="utf-8") != text:
-            print(f"{PATH} is out of date: run `python -m mantra_env.domains.retail.make_db` and commit it")
-            return 1
-        print(f"{PATH} is up to date")
-        return 0
-    PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {PATH} ({len(text) / 1e6:.1f} MB)")
-    return 0
+    return write_or_check(argv, "python -m mantra_env.domains.retail.make_db", __doc__, PATH, render)
 
 
 if __name__ == "__main__":
