@@ -13,6 +13,9 @@ for two workloads, reset (fresh database) and grading included:
 * ``telecom``: the same on the telecom domain's 1.1 MB database (compact JSON): identify the customer, read the
   account, the line, the plan and the handset, then push network settings or refuel data; 40 episodes over 40
   real lines;
+* ``airline``: the airline domain's 4.4 MB copy-on-write database, likewise without a suite yet: per episode read
+  the customer, the reservation, its first flight's status and the flights of that route, then add a checked bag
+  (40 episodes over 40 real reservations, each case with a database patch);
 * ``minimal``: a two-tool test domain, which shows the environment's own overhead.
 
 * ``vectorised``: ``gymnasium.make_vec`` on the operations suite, sync and async (shared memory on and off), every
@@ -209,6 +212,43 @@ def vectorised(env_id: str, num_envs: int, batches: int, repeats: int, mode: str
         vector.close()
 
 
+def airline_episodes(count: int) -> list[Episode]:
+    """Real reservations of the airline database and a fixed plan of valid calls per reservation: read the
+    customer, the reservation, its first flight's status and the flights of that route, then add a checked bag."""
+    from mantra_env.domains.airline.database import FREE_BAGS
+
+    data = load_domain("airline").base_data
+    episodes: list[Episode] = []
+    for reservation in data["reservations"].values():
+        if len(episodes) == count:
+            break
+        user = data["users"][reservation["user_id"]]
+        card = next(m["id"] for m in user["payment_methods"].values() if m["source"] == "credit_card")
+        if reservation["status"] != "confirmed":
+            continue
+        segment, bags = reservation["flights"][0], reservation["total_baggages"] + 1
+        free = FREE_BAGS[user["membership"]][reservation["cabin"]] * len(reservation["passengers"])
+        key = {"reservation_id": reservation["reservation_id"]}
+        more = {"total_baggages": bags, "nonfree_baggages": max(0, bags - free), "payment_id": card}
+        write = ("update_reservation_baggages", {**key, **more})
+        plan = [
+            ("get_user_details", {"user_id": user["user_id"]}),
+            ("get_reservation_details", key),
+            ("get_flight_status", {"flight_number": segment["flight_number"], "date": segment["date"]}),
+            (
+                "search_direct_flight",
+                {"origin": segment["origin"], "destination": segment["destination"], "date": "2026-05-25"},
+            ),
+            ("calculate", {"expression": f"{bags} - {free}"}),
+            write,
+        ]
+        pinned = f'(reservation_id="{reservation["reservation_id"]}")'
+        check = f"CALL get_reservation_details{pinned} PRECEDES CALL {write[0]}{pinned}"
+        patch = [{"op": "set", "path": f"users.{user['user_id']}.email", "value": user["email"]}]
+        episodes.append((f"bench-{reservation['reservation_id']}", plan, check, patch))
+    return episodes
+
+
 def calibration() -> float:
     """Microseconds of ``sum(range(1000))`` (best of 5 x 10,000)."""
     return min(timeit.repeat("sum(range(1000))", number=10_000, repeat=5)) / 10_000 * 1e6
@@ -255,7 +295,11 @@ def main() -> None:
     rates = measure(MantraEnv(suite, domain, max_steps=50), plans, args.episodes, args.repeats)
     report("operations", rates, f"{len(plans)} starter cases replayed by the oracle, {steps:.1f} steps per episode")
 
-    for name, episodes in (("retail", retail_episodes(40)), ("telecom", telecom_episodes(40))):
+    for name, episodes in (
+        ("retail", retail_episodes(40)),
+        ("telecom", telecom_episodes(40)),
+        ("airline", airline_episodes(40)),
+    ):
         measure_domain(name, episodes, args.episodes, args.repeats)
 
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]

@@ -1,9 +1,13 @@
 """What every domain package uses the same way: record lookups that become the agent's not-found tool error,
-money rounding, and the command of a seeded ``make_db.py`` (write ``db.json``, or ``--check`` it)."""
+money rounding, the ``calculate`` tool's arithmetic (numbers, ``+ - * /`` and parentheses, evaluated from Python's
+expression tree: nothing else is evaluated), and the command of a seeded ``make_db.py`` (write ``db.json``, or
+``--check`` it)."""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import operator
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -15,6 +19,15 @@ from mantra_env.toolkit import ToolFailure
 
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
+
+_OPERATORS: dict[type, Callable[..., float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 
 
 def lookup(table: Mapping[str, T], key: str, label: str) -> T:
@@ -34,6 +47,28 @@ def read(table: Mapping[str, R], key: str, label: str) -> R:
 def money(amount: float) -> float:
     """Dollars rounded to cents (``+ 0.0``: no "-0.0" in results)."""
     return round(amount, 2) + 0.0
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.operand))
+    raise ValueError("only numbers, + - * / and parentheses are allowed")
+
+
+def calculate(expression: str) -> float:
+    """The value of an arithmetic expression, rounded to cents, or the ``invalid_request`` tool error."""
+    try:
+        return money(_evaluate(ast.parse(expression.strip(), mode="eval")))
+    except ZeroDivisionError:
+        raise ToolFailure("division by zero", code="invalid_request") from None
+    except (SyntaxError, ValueError, RecursionError, OverflowError) as exc:
+        raise ToolFailure(f"cannot calculate {expression!r}: {exc}", code="invalid_request") from None
 
 
 def make_db_main(argv: list[str] | None, module: str, doc: str | None, path: Path, render: Callable[[], str]) -> int:

@@ -101,6 +101,18 @@ def test_domain_configs_have_the_papers_settings_and_answer_through_files(path: 
     assert (other.llm.default_model, other.llm.judge_model) == ("exchange/writers", "qwen")
 
 
+def test_airline_config_has_the_papers_settings_and_enough_samples_for_60_cases() -> None:
+    airline = RETAIL.parents[1] / "airline" / "generation.yaml"
+    config = load_config(airline, env={})
+    assert config.domain == "airline" and config.document_path == airline.parent / "manual.md"
+    assert config.env_bindings.path == airline.parent / "bindings.yaml" and config.env_bindings.path.is_file()
+    assert config.sampling.strategy == "coverage_islands" and config.sampling.scenarios_per_sample == 4
+    assert config.validation.z3_trace_bound == 16 and config.validation.n_rounds == 5
+    assert config.llm.default_model == config.llm.judge_model == "exchange/exchange"
+    kept = 57 / 92  # the paper's airline keep rate
+    assert config.sampling.max_samples * config.sampling.scenarios_per_sample * kept >= 60
+
+
 def test_tool_sources(tmp_path: Path) -> None:
     from generators.pipeline import PipelineError, domain_tools
     from mantra_env.domains import load_domain
@@ -118,7 +130,7 @@ def test_tool_sources(tmp_path: Path) -> None:
         ("tools: {format: json}\n", "names no file"),
         ("tools: {format: python_callable, source: no.such.module}\n", "cannot import it"),
         ("tools: {format: python_callable, source: json}\n", "has no DOMAIN"),
-        ("tools: {format: domain, source: airline}\n", "airline"),
+        ("tools: {format: domain, source: railway}\n", "railway"),
     ]:
         with pytest.raises((PipelineError, LookupError), match=message):
             domain_tools(parse_config(base + text, "c", tmp_path), domain)

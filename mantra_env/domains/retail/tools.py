@@ -12,12 +12,10 @@ without copying.
 
 from __future__ import annotations
 
-import ast
-import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any
 
-from mantra_env.domains.kit import lookup, money, read
+from mantra_env.domains.kit import calculate, lookup, money, read
 from mantra_env.domains.overlay import find, peek, scan
 from mantra_env.domains.retail.database import (
     Address,
@@ -41,29 +39,6 @@ def _email(user: User) -> str:
 
 def _name_zip(user: User) -> tuple[str, str, str]:
     return user.name.first_name.lower(), user.name.last_name.lower(), user.address.zip
-
-
-_OPERATORS: dict[type, Callable[..., float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-
-
-def _evaluate(node: ast.AST) -> float:
-    """An arithmetic expression tree of numbers, + - * / and parentheses (nothing else is evaluated)."""
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
-        return float(node.value)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.operand))
-    raise ValueError("only numbers, + - * / and parentheses are allowed")
 
 
 class RetailToolkit(Toolkit):
@@ -224,12 +199,7 @@ class RetailToolkit(Toolkit):
         Args:
             expression: The expression, e.g. "(120.5 + 33.99) * 2 - 10".
         """
-        try:
-            return money(_evaluate(ast.parse(expression.strip(), mode="eval")))
-        except ZeroDivisionError:
-            raise ToolFailure("division by zero", code="invalid_request") from None
-        except (SyntaxError, ValueError, RecursionError, OverflowError) as exc:
-            raise ToolFailure(f"cannot calculate {expression!r}: {exc}", code="invalid_request") from None
+        return calculate(expression)
 
     @tool(kind="read")
     def think(self, thought: str) -> str:
