@@ -1,0 +1,50 @@
+"""HTTP tests of the viewer's pages and filters against a filled store file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from mantra_env.store import RolloutStore
+from tests.graders.test_analysis import FORBIDDEN, GOOD
+from tests.graders.test_leaderboard import add_run
+from viewer.__main__ import main
+from viewer.app import create_app
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> TestClient:
+    db = tmp_path / "m.duckdb"
+    with RolloutStore(db) as store:
+        add_run(store, "r1", "model-a", {"c1": [GOOD], "c2": [FORBIDDEN]})
+        add_run(store, "r2", "model-b", {"c1": [FORBIDDEN]}, suite="ops/other")
+    return TestClient(create_app(db))
+
+
+def test_runs_page_lists_each_run_with_its_pass_rate(client: TestClient) -> None:
+    page = client.get("/").text
+    assert "model-a" in page and "model-b" in page and "0.50" in page
+
+
+def test_episode_filters(client: TestClient) -> None:
+    assert client.get("/episodes").text.count("/episode/") == 3
+    assert client.get("/episodes?model=model-b").text.count("/episode/") == 1
+    assert client.get("/episodes?suite=ops/main&case=c1").text.count("/episode/") == 1
+    assert client.get("/episodes?status=passed").text.count("/episode/r1/c1/0") == 1
+
+
+def test_episode_page_shows_steps_and_checks(client: TestClient) -> None:
+    page = client.get("/episode/r1/c1/0")
+    assert page.status_code == 200 and "Tool calls" in page.text and "Checks" in page.text
+
+
+def test_unknown_episode_is_a_clear_404(client: TestClient) -> None:
+    page = client.get("/episode/nope/c1/0")
+    assert page.status_code == 404 and "no episode" in page.text
+
+
+def test_missing_db_is_a_clear_cli_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", str(tmp_path / "missing.duckdb")]) == 2
+    assert "mantra view:" in capsys.readouterr().err

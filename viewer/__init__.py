@@ -1,0 +1,1 @@
+"""Read-only web viewer of stored runs: ``mantra view --db results/mantra.duckdb``."""
