@@ -95,7 +95,7 @@ def message_problems(messages: Sequence[Any]) -> list[str]:
         if pending:
             problems.append(f"{where}: tool call(s) {sorted(pending)} not answered before this {role} message")
             pending.clear()
-        if role != expected and not (role == "user" and expected == "assistant" and index > position + 1):
+        if role != expected and not (role == "user" and _role(messages[index - 1]) == "tool"):  # user after answers
             problems.append(f"{where}: expected {expected}, got {role}")
         if role == "assistant":
             calls = message.get("tool_calls") or []
@@ -111,7 +111,9 @@ def message_problems(messages: Sequence[Any]) -> list[str]:
                 seen_ids.add(call["id"])
                 pending[call["id"]] = index
             expected = "tool" if calls else "user"
-        elif role not in ("user",):
+        elif role == "user":
+            expected = "assistant"
+        else:
             problems.append(f"{where}: unknown role {role!r}")
     if pending:
         problems.append(f"end: tool call(s) {sorted(pending)} never answered")

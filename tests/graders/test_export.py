@@ -151,6 +151,9 @@ GOOD: list[dict[str, Any]] = [
 
 def test_a_well_formed_conversation_has_no_problem() -> None:
     assert message_problems(GOOD) == []
+    follow_up = [{"role": "user", "content": "and then?"}, {"role": "assistant", "content": "nothing"}]
+    assert message_problems([*GOOD, *follow_up]) == []
+    assert message_problems(GOOD[1:]) == []  # the system message is optional
 
 
 @pytest.mark.parametrize(
@@ -167,6 +170,9 @@ def test_a_well_formed_conversation_has_no_problem() -> None:
         ([*GOOD[:2], GOOD[5], GOOD[5]], "expected user, got assistant"),
         (GOOD[:4], "never answered"),
         ([*GOOD[:2], {"role": "assistant", "content": None}], "text content or tool calls"),
+        ([*GOOD, {"role": "user", "content": "?"}], "must end with an assistant"),
+        ([*GOOD[:5], {"role": "critic", "content": "?"}], "unknown role"),
+        ([*GOOD[:2], GOOD[1], GOOD[5]], "expected assistant, got user"),
     ],
 )
 def test_each_structural_fault_is_named(broken: list[dict[str, Any]], says: str) -> None:
