@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,13 @@ from hypothesis import strategies as st
 
 from agents.base import play
 from agents.scripted import SCRIPTED
-from graders.export import ExportError, export_records, message_problems, trace_messages
+from graders.export import ExportError, ExportRecord, export_records, message_problems, trace_messages
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.resume import suite_hash
-from mantra_env.store import RolloutStore
+from mantra_env.store import RolloutStore, appender
 from mantra_env.store.records import EpisodeRecord, RunRecord
+from mantra_env.store.writer import EpisodeWriter
 from mantra_env.trace import ToolCall, ToolError, Trace
 
 SUITE = "operations/starter"
@@ -110,6 +112,24 @@ def test_a_models_strands_history_becomes_openai_messages(tmp_path: Path) -> Non
     answers = [m for m in record.messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answers] == [call["id"] for call in calls]  # type: ignore[index,call-overload]
     assert record.messages[-1] == {"role": "assistant", "content": trace.final_answer or "done"}
+
+
+def test_a_live_runs_episodes_are_exported_from_its_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "live.duckdb"
+    case_id, trace = _model_db(db)
+    monkeypatch.setattr(appender, "SNAPSHOT_INTERVAL_S", 0.0)  # a snapshot with every commit
+    second = EpisodeRecord(run_id="m1", case_id=case_id, attempt=1, status="failed", reward=0.0, trace=trace)
+
+    async def scenario() -> list[ExportRecord]:
+        writer = await EpisodeWriter.start(str(db))
+        await (await writer.submit(second))
+        try:
+            return list(export_records(db))  # the writer holds the file: read through its snapshot
+        finally:
+            await writer.close()
+
+    records = asyncio.run(scenario())
+    assert [(record.attempt, record.status) for record in records] == [(0, "passed"), (1, "failed")]
 
 
 def test_an_unconvertible_history_falls_back_to_the_trace(tmp_path: Path) -> None:
