@@ -21,6 +21,7 @@ from mantra_env.store import RolloutStore, appender
 from mantra_env.store.records import EpisodeRecord, RunRecord
 from mantra_env.store.writer import EpisodeWriter
 from mantra_env.trace import ToolCall, ToolError, Trace
+from tests.checks.strategies import json_values
 
 SUITE = "operations/starter"
 
@@ -199,14 +200,9 @@ def test_each_structural_fault_is_named(broken: list[dict[str, Any]], says: str)
     assert any(says in problem for problem in message_problems(broken)), message_problems(broken)
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=6,
-)
 steps = st.tuples(
     st.sampled_from(["check_inventory", "bad name!", "<unparseable>"]),
-    st.dictionaries(st.text(max_size=4), json_values, max_size=3),
+    st.dictionaries(st.text(max_size=4), json_values, max_size=3),  # any argument names, as agents send
     json_values,
     st.booleans(),
     st.none() | st.text(max_size=6),
