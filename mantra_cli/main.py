@@ -27,6 +27,9 @@ VERBS: dict[str, Verb] = {
     "run": Verb("mantra_env.run", "run an agent on a suite; every episode is stored in DuckDB"),
     "report": Verb("graders.report", "write the leaderboard report (Markdown, HTML, figures) of stored runs"),
     "generate": Verb("generators.run", "generate a validated suite from a manual and its tools (the pipeline)"),
+    "export": Verb(
+        "mantra_cli.export", "export stored episodes as training data (OpenAI tool-calling JSONL, HF dataset)"
+    ),
     "author": Verb("mantra_env.authoring", "build suites from hand-written YAML sources, validated by the solver"),
     "view": Verb("viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
     "suites": Verb("mantra_cli.suites", "list the shipped suites per domain with case counts and gymnasium ids"),

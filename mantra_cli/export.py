@@ -1,0 +1,117 @@
+"""``mantra export``: stored episodes as training data in the OpenAI tool-calling format, one record per episode
+(system prompt, tool schemas, messages with ``tool_calls`` / ``tool_call_id``, reward, verdict, suite, suite hash,
+case id, model, run id). Models' episodes are exported; the oracle's SMT-proven compliant episodes with
+--include-oracle (as demonstrations, with synthesized assistant tool calls); other scripted baselines and
+infrastructure errors never. openai-jsonl writes one JSON object per line; hf-dataset writes a folder that
+``datasets.load_from_disk`` reads (``tools`` and ``verdict`` as JSON text there; needs the ``[rl]`` extra)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graders.export import ExportError, ExportRecord, export_records, message_problems
+from mantra_env.cli import command_parser, run_command
+from mantra_env.store.store import DEFAULT_DB
+
+FORMATS = ("openai-jsonl", "hf-dataset")
+DEFAULT_OUT = {"openai-jsonl": "results/export.jsonl", "hf-dataset": "results/export-dataset"}
+
+
+def checked(records: list[ExportRecord]) -> list[ExportRecord]:
+    """``records``, each of whose messages passes :func:`~graders.export.message_problems`."""
+    for record in records:
+        problems = message_problems(record.messages)
+        if problems:
+            where = f"run {record.run_id}, case {record.case_id}, attempt {record.attempt}"
+            raise ExportError(f"{where}: malformed conversation: {'; '.join(problems[:3])}")
+    return records
+
+
+def write_jsonl(records: Sequence[ExportRecord], out: Path) -> None:
+    """One JSON object per line, written to a temporary file renamed onto ``out`` (never half a file)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            for record in records:
+                file.write(record.model_dump_json() + "\n")
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def dataset_rows(records: Sequence[ExportRecord]) -> list[dict[str, Any]]:
+    """The dataset's rows: ``tools`` and ``verdict`` as JSON text (their shapes differ per domain and case, which
+    one Arrow schema cannot hold), everything else as is."""
+    rows = []
+    for record in records:
+        row = record.model_dump(mode="json")
+        row["tools"] = json.dumps(row["tools"], ensure_ascii=False)
+        row["verdict"] = json.dumps(row["verdict"], ensure_ascii=False)
+        rows.append(row)
+    return rows
+
+
+def write_dataset(records: Sequence[ExportRecord], out: Path) -> None:
+    """A ``datasets.Dataset`` saved to a fresh folder renamed onto ``out``."""
+    try:
+        import datasets  # type: ignore[import-untyped]
+    except ImportError:
+        raise ExportError("--format hf-dataset needs `datasets`: pip install -e '.[rl]'") from None
+    datasets.disable_progress_bars()  # the command prints one summary line
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    try:
+        datasets.Dataset.from_list(dataset_rows(records)).save_to_disk(str(temporary))
+        if out.is_dir():  # --force: the old export goes only once the new one is complete
+            shutil.rmtree(out)
+        elif out.exists():
+            out.unlink()
+        temporary.rename(out)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = command_parser(
+        "mantra_cli.export",
+        __doc__,
+        "--format openai-jsonl --passed-only          # results/export.jsonl",
+        "--format hf-dataset --include-oracle --out data/sft",
+    )
+    parser.add_argument("--db", default=os.environ.get("MANTRA_DB", DEFAULT_DB), help="rollout database (MANTRA_DB)")
+    parser.add_argument("--format", required=True, help=f"one of: {', '.join(FORMATS)}")
+    parser.add_argument("--passed-only", action="store_true", help="only episodes that passed every check")
+    parser.add_argument("--include-oracle", action="store_true", help="add the oracle's compliant demonstrations")
+    parser.add_argument("--out", help="output file (openai-jsonl) or folder (hf-dataset); default under results/")
+    parser.add_argument("--force", action="store_true", help="replace --out if it exists")
+    args = parser.parse_args(argv)
+
+    def body() -> int:
+        if args.format not in FORMATS:
+            raise ExportError(f"unknown --format {args.format!r}: use one of {', '.join(FORMATS)}")
+        out = Path(args.out or DEFAULT_OUT[args.format])
+        if out.exists() and not args.force:
+            raise ExportError(f"{out} exists: pass --force to replace it, or choose another --out")
+        records = checked(
+            list(export_records(args.db, passed_only=args.passed_only, include_oracle=args.include_oracle))
+        )
+        (write_jsonl if args.format == "openai-jsonl" else write_dataset)(records, out)
+        demonstrations = sum(record.demonstration for record in records)
+        print(f"{len(records)} episodes ({demonstrations} oracle demonstrations) -> {out}")
+        return 0
+
+    return run_command(body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""``mantra export``: the files it writes load back (JSONL, ``datasets.load_from_disk``) and bad input is one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from graders.export import message_problems
+from mantra_cli.export import main as export_main
+from mantra_cli.main import main as mantra
+
+
+def _oracle_count(db: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM episodes JOIN runs USING (run_id) WHERE model = 'scripted:oracle'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_openai_jsonl_round_trips(scripted_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sft.jsonl"
+    assert (
+        mantra(["export", "--db", str(scripted_db), "--format", "openai-jsonl", "--include-oracle", "--out", str(out)])
+        == 0
+    )
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == _oracle_count(scripted_db)
+    assert f"{len(lines)} episodes ({len(lines)} oracle demonstrations)" in capsys.readouterr().out
+    for line in lines:
+        record = json.loads(line)
+        assert message_problems(record["messages"]) == []
+        assert {"suite", "suite_hash", "case_id", "model", "run_id", "reward", "verdict", "tools"} <= set(record)
+        assert record["tools"][0]["type"] == "function"
+    loaded = datasets.load_dataset("json", data_files=str(out), split="train")
+    assert loaded.num_rows == len(lines)
+
+
+def test_hf_dataset_loads_from_disk(scripted_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    argv = ["--db", str(scripted_db), "--format", "hf-dataset", "--include-oracle", "--passed-only", "--out", str(out)]
+    assert export_main(argv) == 0
+    loaded = datasets.load_from_disk(str(out))
+    assert loaded.num_rows > 0 and set(loaded["status"]) == {"passed"}
+    for row in loaded:
+        assert message_problems(row["messages"]) == []  # Arrow adds null keys: still a valid conversation
+        assert json.loads(row["tools"])[0]["type"] == "function" and json.loads(row["verdict"])["passed"]
+    assert export_main(argv) == 2  # exists: refused without --force, the first export kept
+    assert datasets.load_from_disk(str(out)).num_rows == loaded.num_rows
+    assert export_main([*argv, "--force"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--db", "{tmp}/absent.duckdb", "--format", "openai-jsonl"], "no such rollout database"),
+        (["--db", "{tmp}/notes.txt", "--format", "openai-jsonl"], "cannot open rollout database"),
+        (["--db", "{db}", "--format", "csv"], "unknown --format 'csv'"),
+        (["--db", "{db}", "--format", "openai-jsonl"], "--include-oracle"),
+    ],
+)
+def test_bad_input_is_one_clear_line(
+    argv: list[str], says: str, scripted_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    argv = [arg.format(tmp=tmp_path, db=scripted_db) for arg in argv]
+    assert export_main([*argv, "--out", str(tmp_path / "out.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.jsonl").exists()
