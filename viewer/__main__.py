@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from mantra_env.cli import command_parser
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 
@@ -12,14 +12,15 @@ from .app import create_app
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="mantra view",
-        description="Browse stored runs and episodes in a web browser (read-only; a live run's snapshot too).",
-        epilog="example: mantra view --db results/mantra.duckdb --port 8000",
+    parser = command_parser(
+        "viewer",
+        "Browse stored runs and episodes in a web browser (read-only; a live run's snapshot too).",
+        "--db results/mantra.duckdb",
+        "--db results/mantra.duckdb --port 8001   # then open http://127.0.0.1:8001/",
     )
-    parser.add_argument("--db", default="results/mantra.duckdb")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--db", default="results/mantra.duckdb", help="the rollout store (default: %(default)s)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port to serve on (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         RolloutStore(args.db, read_only=True).close()  # fail now, clearly, on a missing or foreign file
