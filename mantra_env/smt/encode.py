@@ -35,7 +35,7 @@ Python grader on random traces.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
@@ -355,33 +355,53 @@ class Encoding:
 
     def _check(self, check: Check, family: str) -> str:
         """The check over the match literals of ``family``: ``""`` every call, ``"a"`` accepted calls only."""
-        h, f = self.bound, family
-        if isinstance(check, Call | NoCall):
-            occurs = self._occurs(self._match(check, f), f)
-            return occurs if isinstance(check, Call) else f"(not {occurs})"
-        if isinstance(check, Or):
-            return f"(or {self._check(check.left, f)} {self._check(check.right, f)})"
-        if isinstance(check, After | Before):
-            target, anchor = self._match(check.target, f), self._match(check.anchor, f)
-            if isinstance(check, After):
-                self._seen_before(anchor, f)
-                side = f"sn{f}"
-            else:
-                self._later(anchor, f)
-                side = f"lt{f}"
-            if isinstance(check.target, Call):
-                return _conj([f"(=> m{f}_{target}_{j} {side}_{anchor}_{j})" for j in range(h)])
-            return _conj([f"(not (and m{f}_{target}_{j} {side}_{anchor}_{j}))" for j in range(h)])
-        if isinstance(check, Follows):
-            call, anchor = self._match(check.call, f), self._match(check.anchor, f)
+        return _CHECK_ENCODERS[type(check)](self, check, family)
+
+    def _atom_check(self, check: Call | NoCall, f: str) -> str:
+        occurs = self._occurs(self._match(check, f), f)
+        return occurs if isinstance(check, Call) else f"(not {occurs})"
+
+    def _or_check(self, check: Or, f: str) -> str:
+        return f"(or {self._check(check.left, f)} {self._check(check.right, f)})"
+
+    def _conditional_check(self, check: After | Before, f: str) -> str:
+        h = self.bound
+        target, anchor = self._match(check.target, f), self._match(check.anchor, f)
+        if isinstance(check, After):
             self._seen_before(anchor, f)
-            every = [f"(=> m{f}_{call}_{j} sn{f}_{anchor}_{j})" for j in range(h)]
-            return _conj([self._occurs(call, f), *every])
-        assert isinstance(check, Precedes)
+            side = f"sn{f}"
+        else:
+            self._later(anchor, f)
+            side = f"lt{f}"
+        if isinstance(check.target, Call):
+            return _conj([f"(=> m{f}_{target}_{j} {side}_{anchor}_{j})" for j in range(h)])
+        return _conj([f"(not (and m{f}_{target}_{j} {side}_{anchor}_{j}))" for j in range(h)])
+
+    def _follows_check(self, check: Follows, f: str) -> str:
+        call, anchor = self._match(check.call, f), self._match(check.anchor, f)
+        self._seen_before(anchor, f)
+        every = [f"(=> m{f}_{call}_{j} sn{f}_{anchor}_{j})" for j in range(self.bound)]
+        return _conj([self._occurs(call, f), *every])
+
+    def _precedes_check(self, check: Precedes, f: str) -> str:
         call, anchor = self._match(check.call, f), self._match(check.anchor, f)
         self._seen_before(call, f)
-        every = [f"(=> m{f}_{anchor}_{i} sn{f}_{call}_{i})" for i in range(h)]
+        every = [f"(=> m{f}_{anchor}_{i} sn{f}_{call}_{i})" for i in range(self.bound)]
         return _conj([self._occurs(call, f), self._occurs(anchor, f), *every])
+
+
+_CHECK_ENCODERS: dict[type, Callable[[Encoding, Any, str], str]] = {
+    Call: Encoding._atom_check,
+    NoCall: Encoding._atom_check,
+    Or: Encoding._or_check,
+    After: Encoding._conditional_check,
+    Before: Encoding._conditional_check,
+    Follows: Encoding._follows_check,
+    Precedes: Encoding._precedes_check,
+}
+"""The Z3 encoding of each check operator (the semantics are :mod:`mantra_env.checks.semantics`'; a test holds
+this table to the same node types as the grader's evaluators, and the agreement tests hold the two to one
+meaning)."""
 
 
 def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:

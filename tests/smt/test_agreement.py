@@ -126,3 +126,13 @@ def test_agreement_with_typed_parameter_slots(case: str, data: st.DataObject) ->
     check_list: list[Check] = data.draw(checks_of)
     trace = Trace.of(*data.draw(calls_of))
     assert evaluate_checks(check_list, trace.calls, model, tools) == grader_verdicts(check_list, trace)
+
+
+def test_every_check_operator_has_a_z3_encoding_as_it_has_an_evaluator() -> None:
+    """The encoder's operator table covers exactly the node types the grader evaluates (a new operator without an
+    encoding fails here, not with an assert in the middle of a query)."""
+    from mantra_env.checks import NODE_TYPES
+    from mantra_env.checks.semantics import _EVALUATORS
+    from mantra_env.smt.encode import _CHECK_ENCODERS
+
+    assert set(_CHECK_ENCODERS) == set(NODE_TYPES) == set(_EVALUATORS)
