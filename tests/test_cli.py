@@ -22,6 +22,8 @@ def test_a_deliberate_error_is_one_line_and_exit_code_2(capsys: pytest.CaptureFi
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_d8_a_termination_signal_runs_the_cleanup(signum: signal.Signals, capsys: pytest.CaptureFixture[str]) -> None:
     cleaned: list[str] = []
+    # From the default disposition: under nohup (SIGHUP ignored) the command rightly keeps it ignored (next test).
+    inherited = signal.signal(signum, signal.SIG_DFL)
     before = signal.getsignal(signum)
 
     def body() -> int:
@@ -31,10 +33,13 @@ def test_d8_a_termination_signal_runs_the_cleanup(signum: signal.Signals, capsys
         finally:
             cleaned.append("stopped the server")
 
-    assert run_command(body, "interrupted: finished episodes are stored") == 128 + signum
-    assert cleaned == ["stopped the server"]
-    assert "interrupted: finished episodes are stored" in capsys.readouterr().err
-    assert signal.getsignal(signum) == before  # the handler is the command's only while it runs
+    try:
+        assert run_command(body, "interrupted: finished episodes are stored") == 128 + signum
+        assert cleaned == ["stopped the server"]
+        assert "interrupted: finished episodes are stored" in capsys.readouterr().err
+        assert signal.getsignal(signum) == before  # the handler is the command's only while it runs
+    finally:
+        signal.signal(signum, inherited)
 
 
 def test_d8_an_ignored_termination_signal_stays_ignored() -> None:
