@@ -19,7 +19,8 @@ CHECK_LANGUAGE = (
     + prompt_section()  # the operator table of mantra_env.checks.operators, also behind the semantics' docstring
     + """
 Argument values are JSON literals: "text", 12, 2.5, true, ["a", "b"], {"k": 1}. Pin only values the scenario fixes
-(ids, quantities, codes, enum values); do not pin free text such as reasons or addresses.
+(ids, quantities, codes, enum values); do not pin free text such as a reason or a summary. An address the
+scenario states is not free text: pin every one of its fields (a wrong street with the right zip is a wrong address).
 A pinned list matches a call whose list has the same elements, each as often, in any order (item_ids=["a", "b"]
 matches ["b", "a"], not ["a"] or ["a", "b", "b"]); a parameter marked "in order" (new_item_ids, paired position
 by position with item_ids) matches only the same order: pin both lists in the scenario's pairing."""
@@ -42,7 +43,8 @@ World-model DSL (S-expressions):
     (empty L) (sum L) (subset L S) (every element of L is in the list or array S); (field L f) is the list of the
     elements' f (e.g. (sum (field (param pays) amount))). Lists are never compared with =. State collections are
     (Array T) variables, updated with (union A L) and (difference A L):
-    (= (next returned) (union returned (param items))) says "these items are now returned".
+    (= (next returned) (union returned (param items))) says "these items are now returned". A list-valued
+    scenario variable (e.g. item_ids) is an (Array T) state variable: its scenario value is its initial set.
   A variable not set by (next VAR) in a postcondition keeps its value. Goals are expressions over the state
   variables that the final state of a compliant run satisfies."""
 
@@ -97,8 +99,10 @@ def references(node_id: str, node_text: str, toc: str, extra: dict[str, str]) ->
             "content": "You map a procedural manual's cross-references. Given one node (a chunk of the manual) and "
             "the table of contents, list the other nodes this node refers to: explicit references (it names a "
             "section, a procedure or a tool defined elsewhere) and implicit ones (it depends on a rule, state or "
-            "term defined in another node). Do not list the node's own parent or children. If you need to read "
-            "other nodes to decide, answer only with read_nodes first.",
+            "term defined in another node). A node that describes an action also depends on the manual's general "
+            "rules that apply to every action (identity verification, confirmation, reading the record before "
+            "changing it, one change per request): list the nodes that state them. Do not list the node's own "
+            "parent or children. If you need to read other nodes to decide, answer only with read_nodes first.",
         },
         {
             "role": "user",
@@ -113,7 +117,8 @@ def tool_relevance(excerpt: str, tools: Sequence[ToolSpec]) -> Messages:
             "role": "system",
             "content": "You decide which tools an agent needs to follow the procedures in an excerpt of a manual. "
             "Include the tools the excerpt names or clearly implies (look-ups that its rules depend on, and the "
-            "tools that record outcomes). Use only tool names from the list.",
+            "tools that record outcomes), and the tools its general rules need: finding and verifying the "
+            "customer, reading the record before changing it. Use only tool names from the list.",
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}"},
     ]
@@ -132,9 +137,12 @@ def scenarios(
             "Give the valuation of the scenario variables: `external` ones are facts the agent can look up with "
             "tools (they must be true in the database, or made true by `database_patch`); `internal` ones are "
             "facts not in the database, and each must be stated in the prompt. Also give `argument_bindings`: "
-            "the argument values a compliant agent would pass for free-form arguments (addresses, ids). Vary "
-            "which branch of the procedure each scenario takes, and use the records given (different samples "
-            "see different records). " + SINGLE_TURN,
+            "the argument values a compliant agent would pass for free-form arguments (addresses, ids). Every fact "
+            "a rule of the excerpt depends on and the agent can look up (the order's owner and status, prices, "
+            "totals, balances, availability, the ids of payment methods and items) is an external variable, "
+            "named as in the conventions when they name it. A variable has one type in all scenarios (a list "
+            "stays a list even with one element). Vary which branch of the procedure each scenario takes, and "
+            "use the records given (different samples see different records). " + SINGLE_TURN,
         },
         {
             "role": "user",

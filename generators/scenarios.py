@@ -44,6 +44,7 @@ class ScenarioCheck(AnswerCheck[ScenarioBatch]):
             overlap = sorted(set(draft.external) & set(draft.internal))
             if overlap:
                 problems.append(f"scenario {number}: {', '.join(overlap)} is both external and internal")
+        problems += _type_problems(value)
         if len(value.scenarios) < self.count:
             problems.append(f"{len(value.scenarios)} scenarios given; write {self.count}")
         if problems:
@@ -56,6 +57,36 @@ class ScenarioCheck(AnswerCheck[ScenarioBatch]):
             f"that applies to the {self.domain} database, argument_bindings that name tools of the request with "
             "parameters and types their schemas accept, and no variable both external and internal"
         )
+
+
+def _json_kind(value: object) -> str | None:
+    if value is None:
+        return None  # unknown or not applicable: fits any type
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _type_problems(batch: ScenarioBatch) -> list[str]:
+    """A variable must have one JSON type across the scenarios of a sample: the world model declares it once."""
+    seen: dict[str, tuple[str, int]] = {}
+    problems = []
+    for number, draft in enumerate(batch.scenarios, start=1):
+        for name, value in {**draft.external, **draft.internal}.items():
+            kind = _json_kind(value)
+            if kind is None:
+                continue
+            first = seen.setdefault(name, (kind, number))
+            if first[0] != kind:
+                problems.append(
+                    f"scenario {number}: variable {name} is {kind} but {first[0]} in scenario {first[1]}; give it "
+                    "one type in every scenario (a list stays a list even with one element)"
+                )
+    return problems
 
 
 async def generate_scenarios(

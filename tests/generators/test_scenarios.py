@@ -69,3 +69,21 @@ def test_a_usable_batch_becomes_numbered_scenarios() -> None:
     made = generate(batch, count=2)
     assert [s.id for s in made] == ["s001-1", "s001-2"] and {s.sample_id for s in made} == {"s001"}
     assert made[1].draft.database_patch[0].path == "items.HWM2741.stock"
+
+
+def test_a_variable_keeps_one_type_across_the_scenarios_of_a_sample() -> None:
+    batch = {
+        "scenarios": [
+            draft(external={"item_ids": ["a1"], "stock": 3, "note": None}),
+            draft(external={"item_ids": "a1", "stock": 2.5, "note": "x"}),
+            draft(external={"item_ids": ["a1", "a2"]}, internal={"stock": "three"}),
+        ]
+    }
+    with pytest.raises(RepairNeeded) as raised:
+        generate(batch, count=3)
+    assert str(raised.value).splitlines() == [
+        "- scenario 2: variable item_ids is a string but a list in scenario 1; give it one type in every scenario "
+        "(a list stays a list even with one element)",
+        "- scenario 3: variable stock is a string but a number in scenario 1; give it one type in every scenario "
+        "(a list stays a list even with one element)",
+    ]
