@@ -493,8 +493,8 @@ def main() -> None:
         outcomes = [f"{mode}: {summary(run.statuses) if run else '(not run)'}" for mode, run in runs.items()]
         label = f"{n}+L" if is_list else str(n)
         print(f"  {label:>4} tools: {'; '.join(outcomes)}; witness {witness.status} ({length} calls)")
-        # The list case may time out (unknown: array updates are slow, see ARCHITECTURE.md); only "infeasible"
-        # would be a generator bug there.
+        # The list case may time out at large bounds (unknown: see ARCHITECTURE.md, array theory); only
+        # "infeasible" would be a generator bug there.
         if witness.status != "found" and not (is_list and witness.status == "unknown"):
             unsolvable.append(n)
     if args.profile:

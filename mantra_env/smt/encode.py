@@ -43,7 +43,7 @@ from mantra_env.errors import CheckValueError
 from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel.ast import EnumType, RecordType, WorldModel
+from mantra_env.worldmodel.ast import ArrayType, EnumType, Expr, OpApp, RecordType, WorldModel
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 Semantics = Literal["paper", "refusal"]
@@ -110,6 +110,7 @@ class Encoding:
         self._emit_goal()
         self._emit_checks()
         self.text = "\n".join(self._lines) + "\n"
+        self.extensional = needs_extensionality(checked)
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -464,6 +465,41 @@ def _pin_list(slot: Slot, value: Any, step: int | str, layout: Layout, present: 
             hits = " ".join(f"(ite {element_is(k, item)} 1 0)" for k in range(len(value)))
             conjuncts.append(f"(= (+ 0 {hits}) {count})")
     return ["false"] if "false" in conjuncts else conjuncts
+
+
+def needs_extensionality(checked: CheckedModel) -> bool:
+    """Whether some equality between arrays can be false in the encoding: one in a precondition or the goal
+    (which queries negate), or under a negation in a postcondition.
+
+    Every other array equality of the encoding (frames, stutters, initial values, positive postconditions) is
+    asserted positively, and then the array theory without the extensionality axiom has a model exactly when
+    the full theory has one: mapping each array of such a model to its function keeps every equality that
+    held and only makes more equalities true. Z3 without extensionality solves set updates from list
+    arguments orders of magnitude faster (``benchmarks/smt.py`` row ``15+L``), so the solver drops the axiom
+    whenever this returns False.
+    """
+    model = checked.model
+    both = [*(e for t in model.transitions for e in t.pre), *model.goal]
+    positive = [e for t in model.transitions for e in t.post]
+    stack: list[tuple[Expr, bool, bool]] = [(e, True, True) for e in both] + [(e, True, False) for e in positive]
+    while stack:
+        expr, pos, neg = stack.pop()
+        if not isinstance(expr, OpApp):
+            continue  # array equalities are OpApps; other nodes hold terms, never formulas over arrays
+        if expr.symbol == "not":
+            stack.append((expr.args[0], neg, pos))
+        elif expr.symbol == "=>":
+            stack.extend((arg, neg, pos) for arg in expr.args[:-1])
+            stack.append((expr.args[-1], pos, neg))
+        elif expr.symbol in ("and", "or"):
+            stack.extend((arg, pos, neg) for arg in expr.args)
+        elif expr.symbol == "=":
+            if isinstance(checked.type_of(expr.args[0]), ArrayType):
+                if neg:
+                    return True
+            else:  # a Bool equality uses each side both ways
+                stack.extend((arg, True, True) for arg in expr.args)
+    return False
 
 
 def _conj(parts: Sequence[str]) -> str:

@@ -180,6 +180,8 @@ class CaseSolver:
             # formulas 2-3x faster than Z3's defaults.
             solver.set("arith.solver", 2)
             solver.set("relevancy", 0)
+            if not self.encoding.extensional:
+                solver.set("array.extensional", False)
             solver.from_string(self.encoding.text)  # about half the time of parse_smt2_string + add
             self._solver = solver
             self.build_seconds += time.perf_counter() - started

@@ -113,3 +113,70 @@ def test_lists_only_checks_pin_are_one_value_in_canonical_order() -> None:
     result = CaseSolver(None, checks, 1).compliant_witness()
     assert result.status == "found" and result.witness is not None
     assert result.witness.calls[0].args == {"tags": ["a", "b"]}  # one call matches both pins
+
+
+# --- the array theory without extensionality ------------------------------------------------------------------
+
+SAME_SETS = """
+(model
+  (const ORDER_ITEMS (List String) ("i1"))
+  (var returned (Array String))
+  (var expected (Array String))
+  (transition return_items (params (item_ids items)) (pre (subset (param items) ORDER_ITEMS))
+    (post (= (next returned) (union returned (param items)))))
+  (goal (not (= returned expected))))
+"""
+
+
+def test_a_negated_array_equality_keeps_extensionality() -> None:
+    # Returning i1 again leaves both sets {i1}: they are equal, so the goal is unreachable. Only the
+    # extensionality axiom tells the solver so; without it two arrays may differ while agreeing everywhere.
+    checks = [parse_check('CALL return_items(item_ids=["i1"])')]
+    initial = {"returned": ["i1"], "expected": ["i1"]}
+    solver = CaseSolver(SAME_SETS, checks, 3, initial, TOOLS)
+    assert solver.encoding.extensional
+    assert solver.compliant_witness().status == "infeasible"
+    solver.encoding.extensional = False  # what dropping the axiom here would answer
+    solver._solver = None
+    assert solver.compliant_witness().status == "found"
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("(post (= (next returned) (union returned (param items))))", False),
+        ("(post (not (= (next returned) expected)))", True),
+        ("(post (=> (= returned expected) looked))", True),
+        ("(post (=> looked (= (next returned) expected)))", False),
+        ("(post (= looked (= returned expected)))", True),
+        ("(pre (= returned expected))", True),
+    ],
+)
+def test_extensionality_is_needed_only_where_an_array_equality_can_be_false(where: str, expected: bool) -> None:
+    model = f"""
+    (model (var looked Bool) (var returned (Array String)) (var expected (Array String))
+      (transition return_items (params (item_ids items)) {where}))"""
+    solver = CaseSolver(model, [parse_check("CALL return_items()")], 2, {}, TOOLS)
+    assert solver.encoding.extensional is expected
+
+
+CHECK_SETS = [
+    ['CALL return_items(order_id="W1", item_ids=["i2", "i1"])', "CALL pay()"],
+    ['CALL return_items(item_ids=["i1", "i2", "i3"])', "CALL pay()", "CALL exchange_items()"],
+    ["CALL get_order() PRECEDES CALL return_items()", "NO-CALL exchange_items()"],
+    ['CALL exchange_items(item_ids=["i2"], new_item_ids=["n1"] IN ORDER)', "CALL return_items() BEFORE CALL pay()"],
+]
+
+
+@pytest.mark.parametrize("texts", CHECK_SETS)
+@pytest.mark.parametrize("mode", ["refusal", "paper"])
+def test_dropping_extensionality_keeps_every_answer(texts: list[str], mode: str) -> None:
+    answers = []
+    for extensional in (False, True):
+        solver = CaseSolver(MODEL, [parse_check(t) for t in texts], 5, INITIAL, TOOLS, mode=mode)  # type: ignore[arg-type]
+        assert not solver.encoding.extensional
+        solver.encoding.extensional = extensional
+        results = [solver.forward(), *solver.backward_all(), solver.compliant_witness()]
+        answers.append([r.status for r in results])
+    assert answers[0] == answers[1]
+    assert "unknown" not in answers[0]
