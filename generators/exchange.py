@@ -19,7 +19,10 @@ A missing answer is :class:`AnswerPending`, never a failure: the stages let it t
 ``GenerationError``), the pipeline advances every other sample and stops with every pending request written.
 
 ``python -m generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
-``python -m generators.exchange pending DIR`` lists the requests waiting for an answer.
+``python -m generators.exchange pending DIR`` lists the requests waiting for an answer;
+``python -m generators.exchange restore DIR RECORDED.jsonl`` writes the answers of a recording (a run's
+``recorded.jsonl``, e.g. one kept in the repository while a long run goes on) as answer files of a new run
+directory, so a run lost or restarted asks again only what was never answered.
 """
 
 from __future__ import annotations
@@ -192,6 +195,22 @@ def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None)
     return [line.removeprefix("- ") for line in problem.splitlines() if line.strip()] if problem else []
 
 
+def restore(folder: ExchangeDir, recorded: Path) -> tuple[int, int]:
+    """Write every recorded answer whose answer file is missing; returns (written, already there). An answer
+    already in the folder is never overwritten (it may be newer than the recording)."""
+    from generators.replay import load_fixture
+
+    written = kept = 0
+    for key, text in load_fixture(recorded).items():
+        path = folder.answer_path(key)
+        if path.exists():
+            kept += 1
+            continue
+        write_text(path, text)
+        written += 1
+    return written, kept
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from mantra_env.cli import run_command
 
@@ -203,10 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--answer", type=Path, help="check this file instead of the answer beside the request")
     pending = commands.add_parser("pending", help="list the requests without an answer")
     pending.add_argument("dir", type=Path, help="the exchange folder")
+    restoring = commands.add_parser("restore", help="write the answers of a recording (recorded.jsonl) as answer files")
+    restoring.add_argument("dir", type=Path, help="the exchange folder")
+    restoring.add_argument("recorded", type=Path, help="a recording in the replay format, e.g. RUN_DIR/recorded.jsonl")
     args = parser.parse_args(argv)
 
     def run() -> int:
         folder = ExchangeDir(args.dir)
+        if args.command == "restore":
+            written, kept = restore(folder, args.recorded)
+            print(f"{written} answers written, {kept} already there")
+            return 0
         if args.command == "pending":
             for key in folder.unanswered():
                 print(f"{role_of(key.split('/')[0])}\t{folder.request_path(key)}")

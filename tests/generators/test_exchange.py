@@ -238,3 +238,27 @@ def test_every_stage_has_an_answer_check_rebuilt_from_its_context() -> None:
 def test_keys_that_would_leave_the_folder_are_refused(tmp_path: Path, key: str) -> None:
     with pytest.raises(ExchangeError, match="is not a request key"):
         ExchangeDir(tmp_path).request_path(key)
+
+
+def test_a_lost_run_continues_from_its_recording(waves: Waves, tmp_path: Path) -> None:
+    # A new run of the same config, whose exchange folder is restored from the first run's recording, asks
+    # nothing: every request it writes finds its answer, the planted rejection and its retries included.
+    config = _exchange_config_file(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert run_main(["--config", str(config)]) == PENDING_EXIT
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    folder = ExchangeDir(run_dir / "exchange")
+    planted = folder.answer_path("document_extraction/c00#0")
+    write_text(planted, "kept")  # an answer already there is never overwritten
+    with contextlib.redirect_stdout(printed):
+        assert exchange_main(["restore", str(folder.root), str(waves.run_dir / "recorded.jsonl")]) == 0
+    recorded = len(load_fixture(waves.run_dir / "recorded.jsonl"))
+    assert printed.getvalue().splitlines()[-1] == f"{recorded - 1} answers written, 1 already there"
+    assert planted.read_text() == "kept"
+    planted.unlink()
+    with contextlib.redirect_stdout(printed):
+        assert exchange_main(["restore", str(folder.root), str(waves.run_dir / "recorded.jsonl")]) == 0
+        assert printed.getvalue().splitlines()[-1] == f"1 answers written, {recorded - 1} already there"
+        assert run_main(["--resume", str(run_dir)]) == 0
+    assert _suite_bytes(run_dir) == _suite_bytes(waves.run_dir)
