@@ -76,32 +76,32 @@ def test_operations_manual_one_chunk_per_heading() -> None:
 def test_operations_toc() -> None:
     lines = operations_graph().toc().splitlines()
     assert lines[0] == "c00  Operations Desk Standard Operating Procedure (SOP) v4.2 (15 tokens)"
-    assert lines[7] == "    c07  4.1. Inventory Check Logic (198 tokens)"
+    assert lines[7] == "    c07  4.1. Inventory Check Logic (263 tokens)"
     assert len(lines) == 10
 
 
 def test_operations_manual_unsplit_fits_in_one_chunk() -> None:
     graph = operations_graph(always_split_headings=False)
-    assert [(c.id, c.title, c.tokens) for c in graph.nodes] == [("c00", OPERATIONS_TITLES[0], 780)]
+    assert [(c.id, c.title, c.tokens) for c in graph.nodes] == [("c00", OPERATIONS_TITLES[0], 1101)]
     assert graph.edges == []
 
 
 def test_small_limit_splits_only_what_is_too_long() -> None:
-    graph = operations_graph(max_chunk_tokens=200, always_split_headings=False)
-    # Section 3 (193 tokens with its subsections) stays whole; section 4 (270) is split into 4.1 and 4.2.
+    graph = operations_graph(max_chunk_tokens=300, always_split_headings=False)
+    # Section 3 (193 tokens with its subsections) stays whole; section 4 (353) is split into 4.1 and 4.2.
     assert [c.title for c in graph.nodes] == OPERATIONS_TITLES[:4] + OPERATIONS_TITLES[6:]
-    assert [c.tokens for c in graph.nodes] == [15, 63, 154, 193, 10, 198, 62, 85]
+    assert [c.tokens for c in graph.nodes] == [15, 184, 154, 193, 10, 263, 80, 202]
     assert graph.node("c03").text.endswith(
         "before booking. Book with `book_travel` and set the request status to `booked`.\n\n"
     )
-    assert all(c.tokens <= 200 for c in graph.nodes)
+    assert all(c.tokens <= 300 for c in graph.nodes)
 
 
 def test_long_section_is_cut_into_parts_at_paragraphs() -> None:
     graph = operations_graph(max_chunk_tokens=60)
     parts = [c for c in graph.nodes if c.title.startswith("4.1.")]
     assert [(c.title, c.part, c.parent) for c in parts] == [
-        (f"4.1. Inventory Check Logic (part {i}/4)", i, "c11") for i in range(1, 5)
+        (f"4.1. Inventory Check Logic (part {i}/5)", i, "c14") for i in range(1, 6)
     ]
     # The list paragraph is too long for one part, so it is cut at line ends.
     assert parts[0].text.startswith(
@@ -109,7 +109,7 @@ def test_long_section_is_cut_into_parts_at_paragraphs() -> None:
     )
     assert parts[0].text.endswith("  Never create a purchase order for an in-stock item.\n")
     assert parts[1].text.startswith("- **Out of stock, lead time of 7 days or less**")
-    assert [c.tokens for c in parts] == [59, 52, 56, 31]
+    assert [c.tokens for c in parts] == [59, 52, 56, 53, 43]
     assert all(c.tokens <= 60 for c in graph.nodes)
     assert "".join(c.text for c in graph.nodes) == MANUAL.read_text()
 

@@ -46,7 +46,7 @@ def test_layout_keeps_one_slot_between_chunks_of_a_row() -> None:
 def test_labels_are_short() -> None:
     graph = operations_graph(max_chunk_tokens=60)
     assert _label(graph.node("c00")) == "c00\nOperations Desk\nStandard…"
-    assert _label(graph.node("c13")) == "c13 · part 2\n4.1. Inventory\nCheck Logic"
+    assert _label(graph.node("c16")) == "c16 · part 2\n4.1. Inventory\nCheck Logic"
     assert all(len(line) <= 16 for chunk in graph.nodes for line in _label(chunk).splitlines()[1:])
 
 
