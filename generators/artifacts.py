@@ -151,6 +151,7 @@ class ScenarioOutcome(BaseModel):
     witness_found: bool = False
     rounds: int = 0
     reason: str = ""
+    reviewer: str | None = Field(default=None, description="Who decided the scenario in the review UI, if anyone.")
 
 
 class SampleValidation(BaseModel):
@@ -167,3 +168,6 @@ class SampleValidation(BaseModel):
     outcomes: list[ScenarioOutcome]
     history: list[dict[str, JsonValue]] = Field(default_factory=list)
     warnings: list[Lint] = Field(default_factory=list, description="mantra_env.lints.ignored_pins (final checks)")
+    review_revision: int | None = Field(
+        default=None, description="The revision of the sample's human review the rounds started from, if any."
+    )

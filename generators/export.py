@@ -91,6 +91,8 @@ def build_case(
             rounds=outcome.rounds,
             first_valid_round=first_valid_round(history, max(outcome.rounds, 1)),
             history=history,
+            locks=list(validation.locks),
+            reviewer=outcome.reviewer,
         ),
         provenance=provenance,
     )
@@ -120,6 +122,7 @@ def export_suite(
         "forward_validated": sum(o.forward == "consistent" for o in outcomes),
         "backward_validated": sum(o.forward == "consistent" and o.backward == "consistent" for o in outcomes),
         "final": len(cases),
+        "human_validated": sum(case.validation.reviewer is not None for case in cases),
         "awaiting_human": sum(o.status == "awaiting_human" for o in outcomes),
         "rejected": sum(o.status == "rejected" for o in outcomes),
         "replay_failed": sum(reasons[reason] for reason in ORACLE_REASONS),

@@ -40,6 +40,7 @@ from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
 from generators.references import find_references
 from generators.relevance import relevant_tools
 from generators.replay import REPLAY_PROVIDER
+from generators.review.state import load_review, reviewed_validation
 from generators.rundir import STAGE_ORDER, RunDir
 from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
 from generators.scenarios import generate_scenarios
@@ -319,14 +320,23 @@ class Pipeline:
             world = worlds[sample.id].world
             assert world is not None
             by_scenario = {entry.scenario_id: entry for entry in checks[sample.id].scenarios}
+            generated = {sid: entry.checks for sid, entry in by_scenario.items()}
+            review = load_review(self.run.root, sample.id)
+            if review is not None:  # a reviewer's artifacts, with the parts they edited locked
+                world = world.model_copy(
+                    update={"model": review.model, "goals": review.goals, "initial": review.initial}
+                )
+                generated = {sid: review.checks.get(sid, found) for sid, found in generated.items()}
             data = SampleInput(
                 sample_id=sample.id,
                 excerpt=self.excerpt(graph, sample),
                 tools=self.tools,
                 scenarios=scenarios[sample.id].scenarios,
-                checks={sid: entry.checks for sid, entry in by_scenario.items()},
+                checks=generated,
                 world=world,
                 check_errors={sid: entry.error for sid, entry in by_scenario.items() if entry.error},
+                locks=frozenset(review.locks) if review else frozenset(),
+                review_revision=review.revision if review else None,
             )
             return await validate_sample(self.client, data, self.config.validation)
 
@@ -348,6 +358,10 @@ class Pipeline:
             run_id=None,  # the run directory's name (a timestamp) would differ in a regeneration
         )
         candidates = []
+        validations = {
+            sid: reviewed_validation(found, load_review(self.run.root, sid)) if found is not None else None
+            for sid, found in validations.items()
+        }
         for sample in samples:
             validation = validations.get(sample.id)
             if validation is None:

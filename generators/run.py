@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(lambda: _run(args), "interrupted: finished artifacts are kept; continue with --resume")
 
 
-def _recorded_config(run_dir: Path) -> Path:
+def recorded_config(run_dir: Path) -> Path:
     """The config a run was started with (its path is kept in ``run.json``)."""
     try:
         recorded = Path(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config_path"])
@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.resume is not None and not args.resume.is_dir():
         raise MantraError(f"--resume {args.resume}: no such run directory")
-    config_path = args.config or (_recorded_config(args.resume) if args.resume else None)
+    config_path = args.config or (recorded_config(args.resume) if args.resume else None)
     if config_path is None:
         raise MantraError("give --config CONFIG.yaml (or --resume RUN_DIR to continue a run with its own config)")
     config = load_config(config_path)

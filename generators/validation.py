@@ -96,6 +96,9 @@ class SampleInput:
     """Scenario id → generated checks (empty: check generation failed; the scenario is rejected)."""
     world: WorldModelArtifact
     check_errors: dict[str, str] = field(default_factory=dict)
+    locks: frozenset[str] = frozenset()
+    """Parts a human reviewer edited (generators.review): automated repairs may not change them."""
+    review_revision: int | None = None
 
 
 class _Loop:
@@ -104,7 +107,7 @@ class _Loop:
         self.data = data
         self.settings = settings
         self.model: WorldModel = parse_model(data.world.model)
-        self.locks: frozenset[str] = frozenset()
+        self.locks: frozenset[str] = data.locks
         self.checks = {sid: tuple(checks) for sid, checks in data.checks.items() if checks}
         self.rejected: dict[str, str] = {
             s.id: data.check_errors.get(s.id, "no usable checks were generated")
@@ -268,6 +271,7 @@ class _Loop:
             outcomes=outcomes,
             history=self.history,
             warnings=warnings,
+            review_revision=self.data.review_revision,
         )
 
     async def forward_phase(self) -> bool:

@@ -32,6 +32,7 @@ VERBS: dict[str, Verb] = {
     ),
     "author": Verb("mantra_env.authoring", "build suites from hand-written YAML sources, validated by the solver"),
     "view": Verb("viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
+    "review": Verb("generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"),
     "suites": Verb("mantra_cli.suites", "list the shipped suites per domain with case counts and gymnasium ids"),
     "schemas": Verb("mantra_env.schemas.__main__", "export or check the versioned JSON schemas of the records"),
     "domains": Verb("mantra_env.domains.__main__", "export or check each domain's tool schemas (tools.json)"),

@@ -101,6 +101,9 @@ class ValidationRecord(BaseModel):
         default_factory=list,
         description="World-model parts a human edited (var:NAME, pre:TOOL, ...); automated edits may not change them.",
     )
+    reviewer: str | None = Field(
+        default=None, description="Who accepted the case in the review UI (None: validated by the solver alone)."
+    )
 
 
 class Provenance(BaseModel):

@@ -70,6 +70,7 @@ def test_manual_to_exported_suite(finished: tuple[PipelineResult, list[str]]) ->
         "forward_validated": 3,
         "backward_validated": 3,
         "final": 3,
+        "human_validated": 0,
         "awaiting_human": 0,
         "rejected": 0,
         "replay_failed": 0,

@@ -23,7 +23,18 @@ def test_help_lists_every_verb_with_one_line(capsys: pytest.CaptureFixture[str])
     assert out.startswith("usage: mantra")
     for name, verb in VERBS.items():
         assert f"  {name}  " in out and verb.summary in out
-    assert set(VERBS) == {"run", "report", "generate", "export", "view", "author", "suites", "schemas", "domains"}
+    assert set(VERBS) == {
+        "run",
+        "report",
+        "generate",
+        "export",
+        "view",
+        "review",
+        "author",
+        "suites",
+        "schemas",
+        "domains",
+    }
 
 
 def test_no_verb_shows_the_usage_and_fails(capsys: pytest.CaptureFixture[str]) -> None:

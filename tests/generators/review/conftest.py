@@ -1,0 +1,45 @@
+"""A finished ops-mini run in which one case ends awaiting a human: s000-3 keeps its generated check
+``delivery_before_po``, which the backward audit flags (the manual does not order delivery options before the
+purchase order) and which, in the recorded run, a judge removed; here no judge did (as in
+tests/generators/test_validation.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generators.artifacts import SampleValidation
+from generators.config import load_config
+from generators.pipeline import run_pipeline
+from generators.rundir import RunDir
+from mantra_env.case import CaseCheck
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-mini"
+GENERATED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]["check_generation/s000-3#0"]
+
+
+@pytest.fixture(scope="session")
+def _finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("review") / "run"
+    run_pipeline(load_config(FIXTURE / "config.yaml"), run_dir)
+    RunDir(run_dir).write_json("run.json", {"config_path": str(FIXTURE / "config.yaml")})
+    path = run_dir / "validation" / "s000.json"
+    validation = SampleValidation.model_validate_json(path.read_text(encoding="utf-8"))
+    checks = [CaseCheck(id=c["id"], check=c["check"]) for c in GENERATED["checks"]]
+    assert "delivery_before_po" in [c.id for c in checks]
+    awaiting = {"status": "awaiting_human", "backward": "conflict", "reason": "backward conflict", "checks": checks}
+    outcomes = [o.model_copy(update=awaiting) if o.scenario_id == "s000-3" else o for o in validation.outcomes]
+    broken = validation.model_copy(update={"outcomes": outcomes})
+    path.write_text(broken.model_dump_json(indent=2), encoding="utf-8")
+    return run_dir
+
+
+@pytest.fixture
+def run_dir(_finished: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the run for each test."""
+    copy = tmp_path / "run"
+    shutil.copytree(_finished, copy)
+    return copy
