@@ -19,6 +19,7 @@ from generators.config import load_config
 from generators.pipeline import run_pipeline
 from generators.rundir import RunDir
 from mantra_env.case import CaseCheck
+from tests.browser import browser, page  # noqa: F401 - the browser fixtures of test_browser.py
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-mini"
 
@@ -28,6 +29,8 @@ def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Playwright's (the browser tests share the session)."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(function, *args, **kwargs).result()
+
+
 GENERATED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]["check_generation/s000-3#0"]
 
 

@@ -15,7 +15,7 @@ from generators.review.app import create_app
 from generators.review.run import ReviewRun
 from generators.review.state import review_path
 from mantra_env.case import load_suite
-from tests.browser import browser, page, screenshot, serve  # noqa: F401 - fixtures
+from tests.browser import screenshot, serve
 from tests.generators.review.conftest import FIXTURE, in_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,7 +53,7 @@ def test_review_resolve_accept_export(page: Any, run_dir: Path) -> None:
     assert case.validation.reviewer == "alice"
 
 
-def test_a_stale_tab_cannot_overwrite(browser: Any, run_dir: Path) -> None:  # noqa: F811
+def test_a_stale_tab_cannot_overwrite(browser: Any, run_dir: Path) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     first, second = context.new_page(), context.new_page()
     with serve(create_app(ReviewRun(run_dir), TOKEN, "alice")) as base:
