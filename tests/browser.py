@@ -42,7 +42,7 @@ def _require_browser() -> None:
         pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not longer: while Playwright runs, no other code may start an event loop
 def browser() -> Iterator[Any]:
     _require_browser()
     from playwright.sync_api import sync_playwright
