@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
 
 from mantra_env.cli import command_parser
@@ -16,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         "viewer",
         "Browse stored runs and episodes in a web browser (read-only; a live run's snapshot too).",
         "--db results/mantra.duckdb",
-        "--db results/mantra.duckdb --port 8001   # then open http://127.0.0.1:8001/",
+        "--db results/mantra.duckdb --port 8001   # then open the printed URL (it carries a session token)",
     )
     parser.add_argument("--db", default="results/mantra.duckdb", help="the rollout store (default: %(default)s)")
     parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
@@ -29,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
-    uvicorn.run(create_app(args.db), host=args.host, port=args.port)
+    token = secrets.token_urlsafe(24)
+    print(f"viewer of {args.db}: http://{args.host}:{args.port}/?token={token}", flush=True)
+    uvicorn.run(create_app(args.db, token), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

@@ -23,9 +23,10 @@ def client(tmp_path: Path) -> TestClient:
     return TestClient(create_app(db))
 
 
-def test_runs_page_lists_each_run_with_its_pass_rate(client: TestClient) -> None:
+def test_runs_page_shows_the_leaderboards_scores(client: TestClient) -> None:
     page = client.get("/").text
-    assert "model-a" in page and "model-b" in page and "0.50" in page
+    assert "model-a" in page and "model-b" in page
+    assert "<td>50.0% [" in page  # Pass@1 with its interval, from graders.leaderboard
 
 
 def test_episode_filters(client: TestClient) -> None:
@@ -33,6 +34,28 @@ def test_episode_filters(client: TestClient) -> None:
     assert client.get("/episodes?model=model-b").text.count("/episode/") == 1
     assert client.get("/episodes?suite=ops/main&case=c1").text.count("/episode/") == 1
     assert client.get("/episodes?status=passed").text.count("/episode/r1/c1/0") == 1
+    assert client.get("/episodes?domain=ops").text.count("/episode/") == 3
+    assert client.get("/episodes?domain=op").text.count("/episode/") == 0  # a domain is a whole name
+    forbidden = client.get("/episodes?category=forbidden_call").text
+    assert forbidden.count("/episode/") == 2 and "/episode/r1/c1/0" not in forbidden
+
+
+def test_a_violated_check_points_at_its_step(client: TestClient) -> None:
+    page = client.get("/episode/r1/c2/0").text
+    assert 'class="violation" data-step="1"' in page and 'data-violating-step="1"' in page
+    assert '<span id="step-1">1</span>' in page
+    assert "the suite ops/main cannot be loaded here" in page  # the expected trace, when the suite is unknown
+
+
+def test_a_token_guards_every_page(tmp_path: Path) -> None:
+    db = tmp_path / "m.duckdb"
+    with RolloutStore(db) as store:
+        add_run(store, "r1", "model-a", {"c1": [GOOD]})
+    guarded = TestClient(create_app(db, token="s3cret"))
+    for path in ("/", "/episodes", "/episode/r1/c1/0"):
+        assert guarded.get(path).status_code == 403
+        assert guarded.get(f"{path}?token=s3cret").status_code == 200
+    assert 'href="/episodes?token=s3cret&amp;run=r1"' in guarded.get("/?token=s3cret").text
 
 
 def test_episode_page_shows_steps_and_checks(client: TestClient) -> None:
