@@ -35,7 +35,7 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
         if bad:
             problems.append(f"check {draft.id} ({draft.check}) {bad[0]}")
             continue
-        # Pinned lists compare as the tool schema says (x-ordered), whether or not the model wrote IN ORDER.
+        # Pinned lists compare as the tool schema says (x-ordered), whether or not the model wrote PAIRED.
         entries.append(CaseCheck(id=draft.id, check=with_list_order(check, specs)))
     if problems:
         raise RepairNeeded.listing(problems)

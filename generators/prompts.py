@@ -22,8 +22,9 @@ Argument values are JSON literals: "text", 12, 2.5, true, ["a", "b"], {"k": 1}. 
 (ids, quantities, codes, enum values); do not pin free text such as a reason or a summary. An address the
 scenario states is not free text: pin every one of its fields (a wrong street with the right zip is a wrong address).
 A pinned list matches a call whose list has the same elements, each as often, in any order (item_ids=["a", "b"]
-matches ["b", "a"], not ["a"] or ["a", "b", "b"]); a parameter marked "in order" (new_item_ids, paired position
-by position with item_ids) matches only the same order: pin both lists in the scenario's pairing."""
+matches ["b", "a"], not ["a"] or ["a", "b", "b"]). Parameters marked "paired by position" (item_ids and
+new_item_ids of an exchange) are compared together: a call matches if it pairs the same elements, in any order of
+the pairs. Pin both lists in the scenario's pairing."""
 )
 
 DSL_LANGUAGE = """\
@@ -82,7 +83,7 @@ def tool_block(tools: Sequence[ToolSpec]) -> str:
         params = ", ".join(
             f"{name}: {_param_type(prop)}{'' if name in spec.required else '?'}"
             + (f" {json.dumps(prop['enum'])}" if "enum" in prop else "")
-            + (" in order" if spec.ordered(name) else "")
+            + (" paired by position" if spec.ordered(name) else "")
             for name, prop in spec.properties.items()
         )
         lines.append(

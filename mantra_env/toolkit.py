@@ -54,8 +54,9 @@ def tool(*, kind: ToolKind) -> Callable[[F], F]:
     return mark
 
 
-# ``new_item_ids: Annotated[list[str], ORDERED]``: a list parameter whose order matters to the checks (paired
-# position by position with another list); every other list parameter is matched up to permutation.
+# ``new_item_ids: Annotated[list[str], ORDERED]``: a list parameter whose order pairs it with the tool's other
+# ORDERED lists (``item_ids``): checks compare them together, up to one common permutation of their rows; every
+# other list parameter is matched up to permutation on its own.
 ORDERED = Field(json_schema_extra={ORDERED_KEY: True})
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")

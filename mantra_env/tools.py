@@ -52,8 +52,9 @@ class ToolSpec(BaseModel):
         return schema if isinstance(schema, dict) else None
 
     def ordered(self, name: str) -> bool:
-        """Whether list parameter ``name`` is compared position by position when a check pins it (schema key
-        ``"x-ordered": true``); other lists match any permutation (see :mod:`mantra_env.checks.semantics`)."""
+        """Whether list parameter ``name`` is paired by position with the tool's other such lists (schema key
+        ``"x-ordered": true``): checks compare paired lists together, up to one common permutation; other
+        lists match any permutation (see :mod:`mantra_env.checks.semantics`)."""
         schema = self.param_schema(name)
         return schema is not None and schema.get("type") == "array" and schema.get(ORDERED_KEY) is True
 
@@ -97,8 +98,8 @@ def list_order_problem(atom: Call | NoCall, specs: Mapping[str, ToolSpec]) -> st
     if atom.ordered == wanted:
         return None
     return (
-        f"{atom.tool}: pinned lists compared in order are {list(atom.ordered)}, but the tool schema orders "
-        f"{list(wanted)}; write IN ORDER after exactly those values (or apply with_list_order)"
+        f"{atom.tool}: pinned lists marked PAIRED are {list(atom.ordered)}, but the tool schema pairs "
+        f"{list(wanted)}; write PAIRED after exactly those values (or apply with_list_order)"
     )
 
 

@@ -32,6 +32,7 @@ from mantra_env.checks.semantics import (
     args_match,
     bag_equal,
     evaluate,
+    paired_equal,
     values_equal,
 )
 from mantra_env.checks.text import format_check, parse_check
@@ -94,6 +95,7 @@ __all__ = [
     "check_to_json",
     "evaluate",
     "format_check",
+    "paired_equal",
     "parse_check",
     "tools_mentioned",
     "values_equal",

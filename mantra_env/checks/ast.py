@@ -87,8 +87,9 @@ class _AtomBase(_Node):
     ordered: tuple[str, ...] = Field(
         default=(),
         exclude_if=lambda names: not names,
-        description="Pinned list arguments compared position by position (the tool schema marks such "
-        "parameters with x-ordered); every other pinned list matches any permutation of itself.",
+        description="Paired list arguments (the tool schema marks them x-ordered: their order pairs them with "
+        "each other): compared together, up to one common permutation of their rows; every other pinned list "
+        "matches any permutation of itself.",
     )
 
     @cached_property
@@ -106,9 +107,7 @@ class _AtomBase(_Node):
     def _ordered_lists(self) -> _AtomBase:
         for name in self.ordered:
             if not isinstance(self.args.get(name), list):
-                raise CheckValueError(
-                    f"{self.tool}: {name!r} is marked as compared in order but is not a pinned list argument"
-                )
+                raise CheckValueError(f"{self.tool}: {name!r} is marked PAIRED but is not a pinned list argument")
         return self
 
     @field_validator("ordered")

@@ -1,9 +1,9 @@
 """Compiled atom matching: one pass over a trace finds the steps matching every atom of a check set.
 
 This is an optimisation of :func:`mantra_env.checks.semantics.args_match`, not a second definition: the
-generated code inlines the scalar cases of ``values_equal`` and calls ``values_equal`` itself for objects and
-lists compared in order (``bag_equal`` for the others), and a property test asserts it agrees with the lazy
-path on random atoms and traces. Grading is on the hot path of evaluation and RL loops; a generated ``if``
+generated code inlines the scalar cases of ``values_equal`` and calls ``values_equal`` itself for objects,
+``bag_equal`` for lists and ``paired_equal`` for an atom's paired lists, and a property test asserts it agrees
+with the lazy path on random atoms and traces. Grading is on the hot path of evaluation and RL loops; a generated ``if``
 chain avoids a Python function call per (call, atom) pair, which is most of the cost of grading.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from mantra_env.checks.ast import Call, NoCall
-from mantra_env.checks.semantics import CallLike, bag_equal, values_equal
+from mantra_env.checks.semantics import CallLike, bag_equal, paired_equal, values_equal
 
 _MISSING = object()
 _Matcher = Callable[[Sequence[CallLike]], dict[str, tuple[int, ...]]]
@@ -23,7 +23,7 @@ _CACHE: dict[tuple[str, ...], _Matcher] = {}
 _CACHE_LIMIT = 4096
 
 
-def _condition(name: str, value: JsonValue, constants: dict[str, Any], ordered: tuple[str, ...]) -> str:
+def _condition(name: str, value: JsonValue, constants: dict[str, Any]) -> str:
     got = f"(v := a.get({name!r}, M))"
     if isinstance(value, bool):
         return f"{got} is {value!r}"
@@ -35,9 +35,15 @@ def _condition(name: str, value: JsonValue, constants: dict[str, Any], ordered: 
         return f"({got}.__class__ in NUM and v == {value!r})"
     slot = f"C{len(constants)}"
     constants[slot] = value
-    if isinstance(value, list) and name not in ordered:
+    if isinstance(value, list):
         return f"BAG({slot}, {got})"
     return f"EQ({slot}, {got})"
+
+
+def _paired_condition(atom: Call | NoCall, constants: dict[str, Any]) -> str:
+    slot = f"C{len(constants)}"
+    constants[slot] = [atom.args[name] for name in atom.ordered]
+    return f"PAIRED({slot}, [{', '.join(f'a.get({name!r})' for name in atom.ordered)}])"
 
 
 def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
@@ -59,16 +65,20 @@ def _compile(atoms: Sequence[Call | NoCall]) -> _Matcher:
         lines.append("            a = call.args")
         for slot, atom in slots:
             if atom.args:
-                test = " and ".join(
-                    _condition(name, value, constants, atom.ordered) for name, value in atom.args.items()
-                )
+                tests = [
+                    _condition(name, value, constants) for name, value in atom.args.items() if name not in atom.ordered
+                ]
+                if atom.ordered:
+                    tests.append(_paired_condition(atom, constants))
+                test = " and ".join(tests)
                 lines.append(f"            if {test}:")
                 lines.append(f"                found[{slot}].append(step)")
             else:
                 lines.append(f"            found[{slot}].append(step)")
         lines.append("            continue")
     lines.append("    return {" + ", ".join(f"K{slot}: tuple(found[{slot}])" for slot in range(len(keys))) + "}")
-    namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, "BAG": bag_equal, **constants}
+    namespace: dict[str, Any] = {"M": _MISSING, "NUM": (int, float), "EQ": values_equal, "BAG": bag_equal}
+    namespace.update({"PAIRED": paired_equal, **constants})
     namespace.update({f"K{slot}": key for slot, key in enumerate(keys)})
     exec(compile("\n".join(lines), "<compiled check atoms>", "exec"), namespace)
     run: _Matcher = namespace["run"]

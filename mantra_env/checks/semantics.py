@@ -16,11 +16,17 @@ Matching
     * numbers are compared by numeric value, so ``2150 == 2150.0``; booleans are not numbers
       (``true != 1``) and ``null`` equals only ``null``;
     * a pinned list argument matches a list that is a permutation of it (the same elements, each as often:
-      ``["a", "b"]`` matches ``["b", "a"]``, not ``["a", "b", "b"]``), unless the atom lists the argument in
-      ``ordered`` (text form: ``name=[...] IN ORDER``), where it compares element-wise in order. ``ordered``
-      comes from the tool schema: a list parameter marked ``"x-ordered": true`` (e.g. ``new_item_ids``,
-      paired position by position with ``item_ids``) is compared in order, every other list is not
-      (:func:`mantra_env.checks.order.with_list_order` stamps atoms from the schema);
+      ``["a", "b"]`` matches ``["b", "a"]``, not ``["a", "b", "b"]``);
+    * *paired* lists are the exception: the lists an atom names in ``ordered`` (text form:
+      ``name=[...] PAIRED``) are compared together, up to one common permutation. Row ``k`` of paired lists is
+      the tuple of their ``k``-th elements, and the call matches iff its lists have the pinned lengths and
+      hold the same rows, each as often: ``item_ids=["a", "b"], new_item_ids=["x", "y"]`` matches
+      ``item_ids=["b", "a"], new_item_ids=["y", "x"]`` (the same exchange named in another order), not
+      ``new_item_ids=["y", "x"]`` with ``item_ids=["a", "b"]`` (another exchange). A single paired list
+      compares as any other list, up to permutation; paired lists pinned with different lengths have no rows
+      and compare position by position. ``ordered`` comes from the tool schema: a list parameter marked
+      ``"x-ordered": true`` (its order pairs it with another list, as ``new_item_ids`` with ``item_ids``) is
+      paired, every other list is not (:func:`mantra_env.tools.with_list_order` stamps atoms from the schema);
     * nested lists (inside a list element or an object) compare element-wise in order, objects key-wise (same
       keys, equal values);
     * values of different JSON types never match (``"1" != 1``).
@@ -139,21 +145,33 @@ def bag_equal(pinned: list[Any], actual: Any) -> bool:
     return True
 
 
-def arg_equal(pinned: Any, actual: Any, ordered: bool) -> bool:
-    """Whether one argument matches its pinned value: a top-level list up to permutation unless ``ordered``."""
-    if not ordered and type(pinned) is list:
+def arg_equal(pinned: Any, actual: Any) -> bool:
+    """Whether one argument that is not paired matches its pinned value: a top-level list up to permutation."""
+    if type(pinned) is list:
         return bag_equal(pinned, actual)
     return values_equal(pinned, actual)
 
 
+def paired_equal(pinned: Sequence[list[Any]], actual: Sequence[Any]) -> bool:
+    """Whether the call's lists ``actual`` hold the pinned paired lists up to one common permutation (the same
+    rows, each as often); pinned lists of different lengths compare position by position."""
+    if any(type(got) is not list or len(got) != len(value) for value, got in zip(pinned, actual, strict=True)):
+        return False
+    if len({len(value) for value in pinned}) > 1:
+        return all(values_equal(value, got) for value, got in zip(pinned, actual, strict=True))
+    return bag_equal([list(row) for row in zip(*pinned, strict=True)], [list(row) for row in zip(*actual, strict=True)])
+
+
 def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any], ordered: Collection[str] = ()) -> bool:
-    """Whether a call's arguments ``actual`` match the partial map ``pinned`` (lists named in ``ordered``
-    compare in order, other top-level lists up to permutation)."""
+    """Whether a call's arguments ``actual`` match the partial map ``pinned`` (the lists named in ``ordered``
+    are paired: compared together up to one common permutation; other top-level lists up to permutation)."""
     for name, value in pinned.items():
+        if name in ordered:
+            continue
         got = actual.get(name, _MISSING)
-        if got is _MISSING or not arg_equal(value, got, name in ordered):
+        if got is _MISSING or not arg_equal(value, got):
             return False
-    return True
+    return not ordered or paired_equal([pinned[name] for name in ordered], [actual.get(name) for name in ordered])
 
 
 class CallLike(Protocol):
@@ -177,8 +195,13 @@ def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any], ordered:
         elif kind is int and type(got) is int:
             if got != value:
                 return False
-        elif not arg_equal(value, got, name in ordered):
+        elif name in ordered:
+            continue  # compared below, with the lists it is paired with
+        elif got is _MISSING or not arg_equal(value, got):
             return False
+    if ordered:
+        values = dict(pinned)
+        return paired_equal([values[name] for name in ordered], [args.get(name) for name in ordered])
     return True
 
 

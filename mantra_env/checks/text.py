@@ -6,7 +6,7 @@ Grammar (keywords are upper case; values are JSON)::
     ordered   ::= primary [ ("AFTER" | "BEFORE" | "FOLLOWS" | "PRECEDES") atom ]
     primary   ::= atom | "(" check ")"
     atom      ::= [ "CALL" | "NO-CALL" ] TOOL [ "(" [ arg ( "," arg )* ] ")" ]
-    arg       ::= NAME "=" JSON-VALUE [ "IN ORDER" ]       -- IN ORDER: a list compared position by position
+    arg       ::= NAME "=" JSON-VALUE [ "PAIRED" ]         -- PAIRED: lists compared together (semantics.py)
 
 A bare ``TOOL`` or ``TOOL(...)`` means ``CALL TOOL(...)`` (the paper writes ``check_inventory PRECEDES
 assign_warehouse_picker``). The printer always writes the canonical form: explicit ``CALL`` / ``NO-CALL``,
@@ -217,10 +217,10 @@ class _Parser:
             self.expect_char("=", f"after argument name {name!r}")
             args[name] = self.value(name)
             self.skip()
-            in_order = _IN_ORDER.match(self.text, self.pos)
-            if in_order:
+            paired = _PAIRED.match(self.text, self.pos)
+            if paired:
                 ordered.append(name)
-                self.pos = in_order.end()
+                self.pos = paired.end()
             if self.take_char(")"):
                 return args
             self.expect_char(",", f"or ')' after the value of {name!r}")
@@ -263,12 +263,12 @@ def parse_check(text: str) -> Check:
         raise parser.error(str(exc), "valid value") from None
 
 
-_IN_ORDER = re.compile(r"IN\s+ORDER\b")
+_PAIRED = re.compile(r"PAIRED\b")
 
 
 def _atom_text(atom: Call | NoCall) -> str:
     args = ", ".join(
-        f"{name}={json.dumps(value, ensure_ascii=False)}{' IN ORDER' if name in atom.ordered else ''}"
+        f"{name}={json.dumps(value, ensure_ascii=False)}{' PAIRED' if name in atom.ordered else ''}"
         for name, value in atom.args.items()
     )
     return f"{'CALL' if isinstance(atom, Call) else 'NO-CALL'} {atom.tool}({args})"

@@ -35,6 +35,7 @@ Python grader on random traces.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -310,7 +311,11 @@ class Encoding:
         slots = self.layout.slots[atom.tool]
         conjuncts = [f"(= t_{{i}} {k})"]
         for name, value in atom.args.items():
-            conjuncts += _pin(slots[name], value, "{i}", self.layout)
+            if name not in atom.ordered:
+                conjuncts += _pin(slots[name], value, "{i}", self.layout)
+        if atom.ordered:
+            paired = [(slots[name], atom.args[name]) for name in atom.ordered]
+            conjuncts += _pin_paired(paired, "{i}", self.layout)
         template = f"(declare-const m_{x}_{{i}} Bool)\n(assert (= m_{x}_{{i}} {_conj(conjuncts)}))"
         for i in range(self.bound):
             self._emit(template.format(i=i))
@@ -438,33 +443,73 @@ def _equals(var: str, sort: str, enum: tuple[str, ...] | None, value: Any, layou
     return "false"
 
 
-def _pin_list(slot: Slot, value: Any, step: int | str, layout: Layout, present: list[str]) -> list[str]:
-    if not isinstance(value, list):
-        return ["false"]
+def _element_is(slot: Slot, step: int | str, k: int, item: Any, layout: Layout) -> str:
+    """The term saying that element ``k`` of the list in ``slot`` at ``step`` is ``item``."""
+    if slot.columns[0].field is None:
+        return _equals(slot.columns[0].var(step, k), slot.columns[0].sort, slot.columns[0].enum, item, layout)
+    if not isinstance(item, dict) or set(item) != {column.field for column in slot.columns}:
+        return "false"
+    return _conj([_equals(c.var(step, k), c.sort, c.enum, item[c.field or ""], layout) for c in slot.columns])
+
+
+def _fits(slot: Slot, value: list[Any]) -> None:
     if len(value) > slot.width:
         raise EncodingError(
             f"a pinned list of {len(value)} elements is longer than the list bound {slot.width}; raise list_bound"
         )
 
-    def element_is(k: int, item: Any) -> str:
-        if slot.columns[0].field is None:
-            return _equals(slot.columns[0].var(step, k), slot.columns[0].sort, slot.columns[0].enum, item, layout)
-        if not isinstance(item, dict) or set(item) != {column.field for column in slot.columns}:
-            return "false"
-        return _conj([_equals(c.var(step, k), c.sort, c.enum, item[c.field or ""], layout) for c in slot.columns])
 
+def _pin_list(slot: Slot, value: Any, step: int | str, layout: Layout, present: list[str]) -> list[str]:
+    """A list pinned up to permutation, or position by position if ``slot.ordered`` (a schema default: an
+    omitted argument is the default itself)."""
+    if not isinstance(value, list):
+        return ["false"]
+    _fits(slot, value)
     conjuncts = [*present, f"(= {slot.var(step)} {len(value)})"]
     if slot.ordered:
-        conjuncts += [element_is(k, item) for k, item in enumerate(value)]
+        conjuncts += [_element_is(slot, step, k, item, layout) for k, item in enumerate(value)]
     else:  # a permutation: each distinct value occurs among the first len(value) elements as often as pinned
-        counts: dict[str, tuple[Any, int]] = {}
-        for item in value:
-            key = value_key(item) or repr(item)
-            counts[key] = (item, counts.get(key, (item, 0))[1] + 1)
-        for item, count in counts.values():
-            hits = " ".join(f"(ite {element_is(k, item)} 1 0)" for k in range(len(value)))
-            conjuncts.append(f"(= (+ 0 {hits}) {count})")
+        conjuncts += _row_counts([(slot, value)], step, layout)
     return ["false"] if "false" in conjuncts else conjuncts
+
+
+def _pin_paired(paired: list[tuple[Slot, Any]], step: int | str, layout: Layout) -> list[str]:
+    """Paired lists pinned together (``semantics.paired_equal``): every list has its pinned length and each
+    pinned row (the tuple of the lists' ``k``-th elements) occurs among the rows as often as pinned; pinned
+    lists of different lengths, position by position."""
+    conjuncts: list[str] = []
+    for slot, value in paired:
+        if slot.sort != "List" or not isinstance(value, list):
+            return ["false"]  # a layout error elsewhere; a non-list value never matches a paired list
+        _fits(slot, value)
+        conjuncts += [slot.flag(step)] if slot.optional else []
+        conjuncts.append(f"(= {slot.var(step)} {len(value)})")
+    if len({len(value) for _, value in paired}) > 1:
+        conjuncts += [
+            _element_is(slot, step, k, item, layout) for slot, value in paired for k, item in enumerate(value)
+        ]
+    else:
+        conjuncts += _row_counts(paired, step, layout)
+    return ["false"] if "false" in conjuncts else conjuncts
+
+
+def _row_counts(lists: list[tuple[Slot, list[Any]]], step: int | str, layout: Layout) -> list[str]:
+    """Each distinct pinned row of ``lists`` (equal lengths) occurs among their first ``length`` rows as often
+    as pinned: the multiset of rows is the pinned one (one list: the multiset of its elements)."""
+    length = len(lists[0][1])
+    counts: dict[str, tuple[int, int]] = {}  # row key -> (first row index, count)
+    for k in range(length):
+        key = json.dumps([value_key(value[k]) or repr(value[k]) for _, value in lists])
+        first, count = counts.get(key, (k, 0))
+        counts[key] = (first, count + 1)
+    conjuncts = []
+    for first, count in counts.values():
+        hits = " ".join(
+            f"(ite {_conj([_element_is(slot, step, k, value[first], layout) for slot, value in lists])} 1 0)"
+            for k in range(length)
+        )
+        conjuncts.append(f"(= (+ 0 {hits}) {count})")
+    return conjuncts
 
 
 def needs_extensionality(checked: CheckedModel) -> bool:

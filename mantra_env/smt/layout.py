@@ -84,7 +84,7 @@ class Slot:
     has_default: bool = False  # an omitted optional argument takes the schema's default (the tool's behaviour)
     default: Any = None
     bound: bool = False  # the world model reads it (then a call must supply it, or have a default)
-    ordered: bool = False  # a list the checks compare position by position (else up to permutation)
+    ordered: bool = False  # a list the checks pair with others (compared row by row; else up to permutation)
     columns: tuple[Column, ...] = ()
     width: int = 0  # a list slot's element slots per column (the list bound)
 
@@ -179,6 +179,12 @@ class Layout:
                                 " mark it IN ORDER in every atom or in none (the tool schema decides: x-ordered)"
                             )
         self.order = order
+        # A paired list is compared row by row with its partners, so it needs its elements: a list slot (of
+        # interned values) even where the world model does not bind it.
+        for (tool, name), paired in order.items():
+            if paired and wanted[tool][name] == ("Id", None):
+                wanted[tool][name] = ("List", None)
+                list_types[tool, name] = ListType(element=ScalarType(type="String"))
         self.list_bound = list_bound if list_bound is not None else _list_bound(checked, checks, tools)
         bound_params = {tool: {b.tool_param for b in binds.values()} for tool, binds in checked.params.items()}
         self.slots: dict[str, dict[str, Slot]] = {}
@@ -240,6 +246,8 @@ class Layout:
                         keys.update(_keys(id_value(value, slot)))
                     elif slot.sort == "List" and isinstance(value, list):
                         keys.update(_string_keys(value))
+                        if not slot.bound:  # elements of any JSON type, interned
+                            keys.update(key for item in value for key in _keys(item))
         for expr in _all_exprs(checked):
             if isinstance(expr, Lit) and isinstance(expr.value, str):
                 keys.update(_keys(expr.value))

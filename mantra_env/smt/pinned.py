@@ -94,6 +94,8 @@ def _pin_list(
     slot: Slot, step: int, value: Any, interned: dict[str, int], fresh: dict[str, int], ctx: z3.Context
 ) -> z3.BoolRef:
     if not isinstance(value, list):
+        if not slot.bound:  # a list only checks pair, given something else: longer than any pinned list
+            return z3.Int(slot.var(step), ctx) == slot.width + 1
         raise SmtInputError(f"step {step}: argument {json.dumps(value)} does not fit a list parameter")
     parts = [z3.Int(slot.var(step), ctx) == len(value)]
     for k, item in enumerate(value):

@@ -29,13 +29,13 @@ json_values = st.recursive(
 arg_maps = st.dictionaries(st.sampled_from(ARG_NAMES), json_values, max_size=2)
 
 
-# Lists pinned for "flag" are compared in order (as if the tool schema marked it x-ordered), every other list
-# up to permutation: one convention for every atom, as stamping from a schema gives.
-ORDERED_ARG = "flag"
+# Lists pinned for "flag" and "qty" are paired (as if the tool schema marked them x-ordered), every other list
+# is compared up to permutation on its own: one convention for every atom, as stamping from a schema gives.
+PAIRED_ARGS = ("flag", "qty")
 
 
 def _ordered(args: dict[str, Any]) -> tuple[str, ...]:
-    return (ORDERED_ARG,) if isinstance(args.get(ORDERED_ARG), list) else ()
+    return tuple(name for name in PAIRED_ARGS if isinstance(args.get(name), list))
 
 
 def call_atoms(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrategy[Call]:

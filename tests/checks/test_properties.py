@@ -42,17 +42,35 @@ def holds(check: Check, trace: Trace) -> bool:
 def _matches(atom: Call | NoCall, tool: str, args: dict[str, Any]) -> bool:
     if tool != atom.tool:
         return False
-    return all(name in args and _equal(value, args[name], name in atom.ordered) for name, value in atom.args.items())
+    alone = all(
+        name in args and _equal(value, args[name]) for name, value in atom.args.items() if name not in atom.ordered
+    )
+    return alone and _paired([atom.args[n] for n in atom.ordered], [args.get(n) for n in atom.ordered])
 
 
-def _equal(pinned: Any, actual: Any, ordered: bool) -> bool:
-    """The docstring's argument equality, written independently: a top-level list not compared in order
-    matches iff some permutation of the actual list equals it element-wise."""
-    if ordered or not isinstance(pinned, list):
+def _equal(pinned: Any, actual: Any) -> bool:
+    """The docstring's argument equality, written independently: a top-level list matches iff some
+    permutation of the actual list equals it element-wise."""
+    if not isinstance(pinned, list):
         return values_equal(pinned, actual)
     if not isinstance(actual, list) or len(actual) != len(pinned):
         return False
     return any(values_equal(pinned, list(order)) for order in itertools.permutations(actual))
+
+
+def _paired(pinned: list[Any], actual: list[Any]) -> bool:
+    """Paired lists, independently: one permutation of positions maps every actual list onto its pinned list
+    (pinned lists of different lengths: position by position)."""
+    if any(not isinstance(a, list) or len(a) != len(p) for p, a in zip(pinned, actual, strict=True)):
+        return False
+    lengths = {len(p) for p in pinned}
+    if len(lengths) > 1:
+        return all(values_equal(p, a) for p, a in zip(pinned, actual, strict=True))
+    n = lengths.pop() if lengths else 0
+    return any(
+        all(values_equal(p, [a[k] for k in order]) for p, a in zip(pinned, actual, strict=True))
+        for order in itertools.permutations(range(n))
+    )
 
 
 def brute(check: Check, trace: Trace) -> bool:

@@ -138,13 +138,13 @@ class CorpusEntry:
         return list(_operations_tools())
 
 
-# Retail-like tools with list parameters (the ``lists`` tool set): item lists match up to permutation,
-# ``new_item_ids`` (paired with ``item_ids``) in order.
+# Retail-like tools with list parameters (the ``lists`` tool set): item lists match up to permutation, an
+# exchange's ``item_ids`` and ``new_item_ids`` (x-ordered: paired) together, up to one permutation of their rows.
 LIST_TOOLS = (
     list_tool("get_order", "read", order_id={"type": "string"}),
     list_tool("return_items", item_ids=IDS),
     list_tool("refund_items", item_ids=IDS),
-    list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS),
+    list_tool("exchange_items", item_ids=ORDERED_IDS, new_item_ids=ORDERED_IDS),
 )
 
 

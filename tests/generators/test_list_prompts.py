@@ -1,5 +1,5 @@
-"""What the generation stages show and do for list parameters: typed, ordered parameters in the tool block, the
-list syntax in both language descriptions, and generated checks stamped with the schema's order."""
+"""What the generation stages show and do for list parameters: typed, paired parameters in the tool block, the
+list syntax in both language descriptions, and generated checks stamped with the schema's pairing."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from generators import prompts
 from generators.artifacts import CheckDraft, CheckSet
 from generators.checkgen import parse_check_set
 from mantra_env.worldmodel import parse_expr
-from tests.list_tools import IDS, ORDERED_IDS, list_tool
+from tests.list_tools import ORDERED_IDS, list_tool
 
 TOOLS = [
     list_tool(
         "exchange_items",
         optional=("payments",),
-        item_ids=IDS,
+        item_ids=ORDERED_IDS,
         new_item_ids=ORDERED_IDS,
         payments={
             "type": "array",
@@ -25,13 +25,13 @@ TOOLS = [
 
 def test_the_tool_block_shows_element_types_and_order() -> None:
     block = prompts.tool_block(TOOLS)
-    assert "item_ids: array[string], new_item_ids: array[string] in order" in block
+    assert "item_ids: array[string] paired by position, new_item_ids: array[string] paired by position" in block
     assert "payments: array[{id: string, amount: number}]?" in block
 
 
 def test_both_language_descriptions_explain_lists() -> None:
     assert "(List TYPE)" in prompts.DSL_LANGUAGE and "(union A L)" in prompts.DSL_LANGUAGE
-    assert "in any order" in prompts.CHECK_LANGUAGE and '"in order"' in prompts.CHECK_LANGUAGE
+    assert "in any order" in prompts.CHECK_LANGUAGE and '"paired by position"' in prompts.CHECK_LANGUAGE
     # every list example in the DSL description parses
     for example in ('(list "a" "b")', "(sum (field (param pays) amount))", "(union returned (param items))"):
         parse_expr(example)
@@ -42,4 +42,4 @@ def test_generated_checks_take_the_order_from_the_schema() -> None:
         checks=[CheckDraft(id="pairs", check='CALL exchange_items(item_ids=["a", "b"], new_item_ids=["x", "y"])')]
     )
     (entry,) = parse_check_set(answer, TOOLS)
-    assert entry.text == 'CALL exchange_items(item_ids=["a", "b"], new_item_ids=["x", "y"] IN ORDER)'
+    assert entry.text == 'CALL exchange_items(item_ids=["a", "b"] PAIRED, new_item_ids=["x", "y"] PAIRED)'

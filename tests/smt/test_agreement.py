@@ -14,7 +14,7 @@ from mantra_env.tools import ToolSpec
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import parse_model
 from tests.checks.strategies import checks, traces
-from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool
+from tests.list_tools import ORDERED_IDS, PAYMENTS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
 
 
@@ -69,8 +69,11 @@ typed_checks = st.lists(
 
 
 # List parameters the world model binds become bounded sequences (a length and element slots): pinned lists
-# match in order (new_item_ids, x-ordered in the schema) or up to permutation (item_ids), as in the grader.
-LIST_TOOLS = [list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS, payments=PAYMENTS)]
+# match up to permutation, and paired lists (item_ids with new_item_ids, x-ordered in the schema) together, up to
+# one common permutation of their rows, as in the grader. `tags` is paired too but no world model binds it.
+LIST_TOOLS = [
+    list_tool("exchange_items", item_ids=ORDERED_IDS, new_item_ids=ORDERED_IDS, payments=PAYMENTS, tags=ORDERED_IDS)
+]
 LIST_MODEL = parse_model("""
 (model
   (var swapped (Array String))
@@ -81,27 +84,36 @@ LIST_MODEL = parse_model("""
 """)
 _ids = st.sampled_from(["i1", "i2", " i1", "i3"])
 _payment = st.fixed_dictionaries({"payment_id": st.sampled_from(["gc", "cc"]), "amount": st.sampled_from([1, 2.5])})
+# Calls that name the rows (i3, i1) and (i1, i3) in either order (a check pins them), or (i3, i3) and (i1, i1):
+# the same items in each list, paired otherwise.
+_rows = st.one_of(st.permutations([("i3", "i1"), ("i1", "i3")]), st.permutations([("i3", "i3"), ("i1", "i1")]))
+_paired_args = st.one_of(
+    st.tuples(st.lists(_ids, max_size=3), st.lists(_ids, max_size=3)),
+    _rows.map(lambda rows: ([old for old, _ in rows], [new for _, new in rows])),
+)
 list_calls = st.lists(
     st.tuples(
         st.just("exchange_items"),
-        st.fixed_dictionaries(
-            {
-                "item_ids": st.lists(_ids, max_size=3),
-                "new_item_ids": st.lists(_ids, max_size=3),
-                "payments": st.lists(_payment, max_size=2),
-            }
-        ),
+        st.tuples(
+            _paired_args,
+            st.lists(_payment, max_size=2),
+            st.one_of(st.lists(st.sampled_from(["x", "y"]), max_size=2), st.just("x")),
+        ).map(lambda p: {"item_ids": p[0][0], "new_item_ids": p[0][1], "payments": p[1], "tags": p[2]}),
     ),
     max_size=4,
 )
 list_checks = st.lists(
     st.sampled_from(
         [
-            'CALL exchange_items(item_ids=["i1", "i2"])',
-            'NO-CALL exchange_items(item_ids=["i2", "i1", "i1"])',
-            'CALL exchange_items(new_item_ids=["i2", "i1"] IN ORDER)',
-            "CALL exchange_items(item_ids=[], new_item_ids=[] IN ORDER)",
-            'CALL exchange_items(item_ids=["i3", "i1"], new_item_ids=["i1", "i3"] IN ORDER)',
+            'CALL exchange_items(item_ids=["i1", "i2"] PAIRED)',
+            'NO-CALL exchange_items(item_ids=["i2", "i1", "i1"] PAIRED)',
+            'CALL exchange_items(new_item_ids=["i2", "i1"] PAIRED)',
+            "CALL exchange_items(item_ids=[] PAIRED, new_item_ids=[] PAIRED)",
+            'CALL exchange_items(item_ids=["i3", "i1"] PAIRED, new_item_ids=["i1", "i3"] PAIRED)',
+            'NO-CALL exchange_items(item_ids=["i3", "i1"] PAIRED, new_item_ids=["i3", "i1"] PAIRED)',
+            'CALL exchange_items(item_ids=["i3", "i1"] PAIRED, new_item_ids=["i1"] PAIRED)',
+            'CALL exchange_items(item_ids=["i3"] PAIRED, tags=["x"] PAIRED)',
+            'CALL exchange_items(tags=["y", "x"] PAIRED)',
             'CALL exchange_items(payments=[{"payment_id": "gc", "amount": 2.5}, {"payment_id": "cc", "amount": 1}])',
             'NO-CALL exchange_items(payments=[{"payment_id": "gc", "amount": 1.0}]) AFTER CALL exchange_items()',
             'CALL exchange_items(item_ids="i1")',

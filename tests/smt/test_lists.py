@@ -15,7 +15,7 @@ TOOLS = [
     list_tool("get_order", "read", order_id={"type": "string"}),
     list_tool("return_items", order_id={"type": "string"}, item_ids=IDS),
     list_tool("pay", payments=PAYMENTS),
-    list_tool("exchange_items", item_ids=IDS, new_item_ids=ORDERED_IDS),
+    list_tool("exchange_items", item_ids=ORDERED_IDS, new_item_ids=ORDERED_IDS),
 ]
 MODEL = """
 (model
@@ -70,7 +70,7 @@ def test_set_updates_union_and_difference() -> None:
     checks = [
         parse_check('CALL return_items(item_ids=["i1", "i2", "i3"])'),
         parse_check("CALL pay()"),
-        parse_check('CALL exchange_items(item_ids=["i3"], new_item_ids=["i9"] IN ORDER)'),
+        parse_check('CALL exchange_items(item_ids=["i3"] PAIRED, new_item_ids=["i9"] PAIRED)'),
     ]
     trace = _replay(CaseSolver(MODEL, checks, 5, INITIAL, TOOLS))
     assert grade(trace, checks).passed
@@ -78,18 +78,18 @@ def test_set_updates_union_and_difference() -> None:
     assert tools.index("exchange_items") > tools.index("return_items")
 
 
-def test_an_ordered_pin_is_not_matched_by_a_permutation() -> None:
+def test_a_paired_pin_keeps_its_rows_in_any_order() -> None:
     # exchange_items needs its items returned, and the goal needs i1 and i2 returned again afterwards.
-    checks = [parse_check('CALL exchange_items(item_ids=["i2", "i1"], new_item_ids=["n1", "n2"] IN ORDER)')]
+    checks = [parse_check('CALL exchange_items(item_ids=["i2", "i1"] PAIRED, new_item_ids=["n1", "n2"] PAIRED)')]
     solver = CaseSolver(MODEL, checks, 6, INITIAL, TOOLS)
     trace = _replay(solver)
     (call,) = [c.args for c in trace.calls if c.tool == "exchange_items"]
-    assert call["new_item_ids"] == ["n1", "n2"] and sorted(call["item_ids"]) == ["i1", "i2"]
+    assert sorted(zip(call["item_ids"], call["new_item_ids"], strict=True)) == [("i1", "n2"), ("i2", "n1")]
 
 
 def test_the_schema_decides_the_order_of_pinned_lists() -> None:
-    unmarked = [parse_check('CALL exchange_items(item_ids=["i1"], new_item_ids=["n1"])')]
-    with pytest.raises(SmtInputError, match="IN ORDER"):
+    unmarked = [parse_check('CALL exchange_items(item_ids=["i1"], new_item_ids=["n1"] PAIRED)')]
+    with pytest.raises(SmtInputError, match="PAIRED"):
         CaseSolver(MODEL, unmarked, 3, INITIAL, TOOLS)
 
 
@@ -164,7 +164,10 @@ CHECK_SETS = [
     ['CALL return_items(order_id="W1", item_ids=["i2", "i1"])', "CALL pay()"],
     ['CALL return_items(item_ids=["i1", "i2", "i3"])', "CALL pay()", "CALL exchange_items()"],
     ["CALL get_order() PRECEDES CALL return_items()", "NO-CALL exchange_items()"],
-    ['CALL exchange_items(item_ids=["i2"], new_item_ids=["n1"] IN ORDER)', "CALL return_items() BEFORE CALL pay()"],
+    [
+        'CALL exchange_items(item_ids=["i2"] PAIRED, new_item_ids=["n1"] PAIRED)',
+        "CALL return_items() BEFORE CALL pay()",
+    ],
 ]
 
 
