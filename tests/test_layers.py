@@ -1,8 +1,9 @@
 """The core stands on its own: no module of ``mantra_env`` imports an outer package (``agents``, ``graders``,
-``generators``, ``mantra_cli``), at module level, inside a function, or by name through ``importlib``.
+``generators``, ``trainers``, ``viewer``, ``mantra_cli``), at module level, inside a function, or by name through
+``importlib``.
 
-The layers, inner to outer: ``mantra_env`` (the core) < ``graders``, ``agents``, ``generators`` < ``mantra_cli``
-(composition: the commands). Only the listed exceptions may cross, and each must still be needed.
+The layers, inner to outer: ``mantra_env`` (the core) < ``graders``, ``agents``, ``generators``, ``trainers`` <
+``viewer``, ``mantra_cli`` (composition). Only the listed exceptions may cross, and each must still be needed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = "mantra_env"
-OUTER = frozenset({"agents", "graders", "generators", "mantra_cli"})
+OUTER = frozenset({"agents", "graders", "generators", "mantra_cli", "viewer", "trainers"})
 
 # (importing file, imported module) pairs allowed to cross, each with the reason.
 EXCEPTIONS: dict[tuple[str, str], str] = {

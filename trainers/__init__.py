@@ -1,0 +1,7 @@
+"""Adapters that let RL trainers run mantra-env cases (optional extra: ``pip install -e '.[rl]'``).
+
+Each adapter is a thin layer over :class:`mantra_env.env.MantraEnv` and its grader: the reward a trainer sees is
+the env's reward, which is the grader's verdict under the chosen reward mode. :mod:`trainers.text` holds what
+every text-in/text-out trainer needs (the prompt a model reads, and the parsing of its reply into an action);
+:mod:`trainers.skyrl` is SkyRL-gym's text environment.
+"""
