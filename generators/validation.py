@@ -233,7 +233,9 @@ class _Loop:
             self.history.append({**entry, "applied": False})
             return None
         try:
-            draft = apply_edits(Draft(self.model, self.checks.get(sid, ()) if sid else (), self.locks), edits)
+            draft = apply_edits(
+                Draft(self.model, self.checks.get(sid, ()) if sid else (), self.locks), edits, self.data.tools
+            )
         except EditRejected as error:
             self.history.append({**entry, "applied": False, "error": str(error)})
             return str(error)

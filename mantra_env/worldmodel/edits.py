@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from mantra_env.case import Author, CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.errors import CheckSyntaxError, CheckValueError, MantraError
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, call_problem, with_list_order
 from mantra_env.worldmodel.ast import ConstDecl, Transition, VarDecl, WorldModel
 from mantra_env.worldmodel.diagnostics import Diagnostic, DslError
 from mantra_env.worldmodel.parser import parse_expr, parse_transition, parse_type, parse_value
@@ -217,7 +217,10 @@ def apply_edits(
     draft: Draft, edits: Sequence[Edit], tools: Sequence[ToolSpec] | Mapping[str, ToolSpec] | None = None
 ) -> Draft:
     """Apply edits in order, all or nothing. The model is type-checked once, after the last edit, so that a
-    batch may change a variable's type and the conditions that use it together."""
+    batch may change a variable's type and the conditions that use it together. Given ``tools``, a check an edit
+    writes must call tools that exist with parameters they take, and its pinned lists are stamped with the tool
+    schema's pairing (:func:`mantra_env.tools.with_list_order`), as generated checks are."""
+    specs = {spec.name: spec for spec in tools} if tools is not None and not isinstance(tools, Mapping) else tools
     model, checks, locks = draft.model, draft.checks, set(draft.locks)
     for number, edit in enumerate(edits):
         current = Draft(model, checks, frozenset(locks))
@@ -227,6 +230,8 @@ def apply_edits(
             raise EditRejected("locked", f"{where}: {part} was edited by a human; automated edits need approval")
         try:
             model, checks = _apply(current, edit)
+            if specs is not None and isinstance(edit, AddCheck | ReplaceCheck):
+                checks = _fitted(checks, -1 if isinstance(edit, AddCheck) else edit.id, specs)
         except DslError as error:
             raise EditRejected("invalid", f"{where}: its DSL text does not parse", error.diagnostics) from None
         except (CheckSyntaxError, CheckValueError) as error:
@@ -319,6 +324,21 @@ def _apply_check(checks: tuple[CaseCheck, ...], edit: Edit) -> tuple[CaseCheck, 
         return tuple(entry for entry in checks if entry.id != edit.id)
     replaced = CaseCheck(id=edit.id, check=parse_check(edit.check), author=edit.author)
     return tuple(replaced if entry.id == edit.id else entry for entry in checks)
+
+
+def _fitted(checks: tuple[CaseCheck, ...], which: int | str, specs: Mapping[str, ToolSpec]) -> tuple[CaseCheck, ...]:
+    """``checks`` with the edited one (the last, or the one with id ``which``) checked against the tools and
+    stamped with their list pairing."""
+    fitted = []
+    for number, entry in enumerate(checks):
+        if which != entry.id and not (which == -1 and number == len(checks) - 1):
+            fitted.append(entry)
+            continue
+        for atom in entry.check.atoms:
+            if problem := call_problem(atom.tool, atom.args, specs):
+                raise EditRejected("bad_check", f"check {entry.id} {problem}")
+        fitted.append(entry.model_copy(update={"check": with_list_order(entry.check, specs)}))
+    return tuple(fitted)
 
 
 def _with_transition(model: WorldModel, tool: str, new: Transition | None) -> WorldModel:

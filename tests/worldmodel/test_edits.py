@@ -100,6 +100,12 @@ def test_transition_edits(draft: Draft) -> None:
         (AddCheck(check="CALL check_inventory()", id="inv"), "not_applicable", "taken"),
         (RemoveCheck(id="zzz"), "not_applicable", "no check zzz"),
         (AddTransition(transition="(transition teleport (params) (pre) (post))"), "invalid", "no tool named teleport"),
+        (AddCheck(check="CALL check_inventori()"), "bad_check", "not a tool; did you mean 'check_inventory'"),
+        (
+            ReplaceCheck(id="inv", check='CALL check_inventory(itm="x")'),
+            "bad_check",
+            "itm, which check_inventory does not take",
+        ),
     ],
 )
 def test_bad_edits_are_rejected_atomically(draft: Draft, edit: Edit, code: str, fragment: str) -> None:
@@ -159,3 +165,14 @@ def test_edits_have_a_json_form_and_schema() -> None:
     schema = EDIT_ADAPTER.json_schema()
     assert schema["discriminator"]["propertyName"] == "op"
     assert len(schema["oneOf"]) == 14
+
+
+def test_checks_an_edit_writes_are_stamped_with_the_schemas_list_pairing() -> None:
+    from tests.list_tools import ORDERED_IDS, list_tool
+
+    tools = [list_tool("exchange_items", item_ids=ORDERED_IDS, new_item_ids=ORDERED_IDS)]
+    draft = Draft(parse_model("(model (var done Bool))"), (), frozenset())
+    edited = apply_edit(draft, AddCheck(check='CALL exchange_items(item_ids=["a"], new_item_ids=["b"])'), tools)
+    assert edited.checks[-1].check.ordered == ("item_ids", "new_item_ids")  # type: ignore[union-attr]
+    unstamped = apply_edit(draft, AddCheck(check='CALL exchange_items(item_ids=["a"], new_item_ids=["b"])'))
+    assert unstamped.checks[-1].check.ordered == ()  # type: ignore[union-attr]  # no tools, nothing to stamp from
