@@ -30,6 +30,9 @@ VERBS: dict[str, Verb] = {
     "export": Verb(
         "mantra_cli.export", "export stored episodes as training data (OpenAI tool-calling JSONL, HF dataset)"
     ),
+    "rejection-sample": Verb(
+        "mantra_cli.rejection", "sample k rollouts per case, keep the passing ones and the oracle's: an SFT dataset"
+    ),
     "author": Verb("mantra_env.authoring", "build suites from hand-written YAML sources, validated by the solver"),
     "view": Verb("viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
     "review": Verb("generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"),

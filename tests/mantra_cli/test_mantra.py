@@ -28,6 +28,7 @@ def test_help_lists_every_verb_with_one_line(capsys: pytest.CaptureFixture[str])
         "report",
         "generate",
         "export",
+        "rejection-sample",
         "view",
         "review",
         "author",
