@@ -26,6 +26,10 @@ Two semantics of a refused call (``semantics=``, see :mod:`mantra_env.smt.querie
   trace makes. ``ALLACC ⇔ ∧_i (t_i = noop ∨ A_i)`` says every call was accepted.
   Every check ``j`` also gets ``ca_j``: the check evaluated on the accepted calls alone (match literals
   ``ma_x_i ⇔ m_x_i ∧ A_i``), and ``FOCUS ⇔ ∧_j ca_j ∧ G``.
+  Facts the scenario does not state are unknown to the agent, as in the env: a String leaf the initial state
+  leaves unset holds a sentinel of its own (``UNSTATED_BASE + n``, outside the intern table) and no argument
+  slot may take a sentinel. Otherwise the solver picks the unstated fact to suit the query: a customer who gave
+  only an email is "verified" by name and zip, and every check pinning the email looks over-restrictive.
 
 Check semantics follow :mod:`mantra_env.checks.semantics` exactly (every occurrence; PRECEDES as the
 obligation that every anchor step has an earlier call); ``tests/smt/test_agreement.py`` checks it against the
@@ -44,11 +48,14 @@ from mantra_env.errors import CheckValueError
 from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel.ast import ArrayType, EnumType, Expr, OpApp, RecordType, WorldModel
+from mantra_env.worldmodel.ast import ArrayType, EnumType, Expr, OpApp, RecordType, ScalarType, WorldModel
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 Semantics = Literal["paper", "refusal"]
 SEMANTICS: tuple[Semantics, ...] = ("paper", "refusal")
+# Sentinels of unstated String facts (refusal semantics): far below the intern table (0..n) and the values
+# pinned traces give to strings no check names (-1, -2, ...).
+UNSTATED_BASE = -(2**40)
 
 
 class EncodingError(ValueError):
@@ -104,6 +111,7 @@ class Encoding:
         self._accepted_atoms: set[int] = set()
         self._seen_done: set[tuple[int, str]] = set()
         self._later_done: set[tuple[int, str]] = set()
+        self.unstated: dict[int, int] = {}  # leaf -> the sentinel of a String fact the initial state leaves unset
         self._emit_declarations()
         self._emit_initial(initial or {})  # first: pinned static variables are inlined in what follows
         self._emit_structure()
@@ -180,6 +188,11 @@ class Encoding:
                 ]
             if ranges:
                 per_step.append(f"(assert (=> {called} (and {' '.join(ranges)})))")
+        if self.unstated:  # an agent cannot pass a fact nobody told it (sentinels are consecutive)
+            low, high = UNSTATED_BASE, UNSTATED_BASE + len(self.unstated)
+            for k in range(self.layout.slot_counts["Id"]):
+                arg = f"a_{{i}}_{SORT_CODES['Id']}{k}"
+                per_step.append(f"(assert (or (< {arg} {low}) (>= {arg} {high})))")
         template = "\n".join(per_step)
         for i in range(h):
             self._emit(template.format(i=i, j=i + 1))
@@ -259,12 +272,24 @@ class Encoding:
     def _emit_initial(self, initial: Mapping[str, Any]) -> None:
         for var in self.checked.model.vars:
             if var.name not in initial:
+                if self.refusal:
+                    self._emit_unstated(var.name)
                 continue
             parts = self._initial_parts(initial[var.name], var.var_type, var.name)
             for n, part in zip(self.layout.leaves_of(var.name), parts, strict=True):
                 self._emit(f"(assert (= s_0_{n} {part}))")
                 if n in self.layout.static:
                     self.layout.fixed[n] = part
+
+    def _emit_unstated(self, var: str) -> None:
+        for n in self.layout.leaves_of(var):
+            leaf = self.layout.leaves[n]
+            if isinstance(leaf.type, ScalarType) and leaf.type.type == "String":
+                sentinel = UNSTATED_BASE + len(self.unstated)
+                self.unstated[n] = sentinel
+                self._emit(f"(assert (= s_0_{n} {sentinel}))")
+                if n in self.layout.static:
+                    self.layout.fixed[n] = str(sentinel)
 
     def _initial_parts(self, value: Any, var_type: Any, where: str) -> list[str]:
         if isinstance(value, float) and value.is_integer() and getattr(var_type, "type", None) == "Int":

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, format_check
 from mantra_env.errors import MantraError
-from mantra_env.smt.encode import SEMANTICS, Encoding, EncodingError, Semantics
+from mantra_env.smt.encode import SEMANTICS, UNSTATED_BASE, Encoding, EncodingError, Semantics
 from mantra_env.smt.layout import Slot, slot_sort, z3_sort
 from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
@@ -62,8 +62,9 @@ Mode: TypeAlias = Semantics
 # Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
 DEFAULT_MODE: Mode = "refusal"
 MODES = SEMANTICS
-# A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" / "<enum #n>".
-PLACEHOLDER_PREFIXES = ("<value #", "<enum #")
+# A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" / "<enum #n>";
+# a String fact the scenario does not state (refusal mode), in the witness's initial state, as "<unstated #n>".
+PLACEHOLDER_PREFIXES = ("<value #", "<enum #", "<unstated #")
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
 
 
@@ -459,7 +460,12 @@ class CaseSolver:
 
     def _decode_id(self, number: int) -> JsonValue:
         key = self.encoding.layout.by_id.get(number)
-        return json.loads(key) if key is not None else f"{PLACEHOLDER_PREFIXES[0]}{number}>"
+        if key is not None:
+            value: JsonValue = json.loads(key)
+            return value
+        if 0 <= number - UNSTATED_BASE < len(self.encoding.unstated):
+            return f"{PLACEHOLDER_PREFIXES[2]}{number - UNSTATED_BASE}>"
+        return f"{PLACEHOLDER_PREFIXES[0]}{number}>"
 
     def _initial_state(self, model: z3.ModelRef) -> dict[str, JsonValue]:
         state: dict[str, Any] = {}

@@ -17,7 +17,9 @@ postconditions that assign ``(= (next v) e)``. A list parameter ranges over ever
 :class:`Unsupported`. Argument domains are every literal of the right JSON type in the model, the checks and
 the initial state, every integer one above those, a junk value (``"<junk>"``, ``-1``), and "omitted" for a
 parameter only checks pin; the model's parameters are always supplied (as in the encoding). Initial variables
-the entry leaves open range over their Bool or enum values.
+the entry leaves open range over their Bool or enum values; an open String variable is unknown to the agent in
+the refusal mode (``"<unstated #n>"``, a value no argument takes, as the witness shows it) and ranges over the
+argument strings in the paper's.
 """
 
 from __future__ import annotations
@@ -171,18 +173,26 @@ class Simulator:
         literals += list(initial.values()) + list(self.consts.values())
         literals += [x for v in literals if isinstance(v, list | tuple | frozenset) for x in v]
         literals += [v + 1 for v in literals if isinstance(v, int) and not isinstance(v, bool)]  # "just above"
-        self.initials = list(self._initial_states(initial))
+        self.strings = sorted({v for v in literals if isinstance(v, str)} | {"<junk>"})
+        self.initials = list(self._initial_states(initial, "refusal"))
+        self.paper_initials = list(self._initial_states(initial, "paper"))
         self.focus = {tool for check in self.checks for tool in tools_mentioned(check)}
         self.calls = self._calls(checked.params, literals)
 
-    def _initial_states(self, initial: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    def _initial_states(self, initial: Mapping[str, Any], mode: str) -> Iterator[dict[str, Any]]:
         open_vars = [var for var in self.model.vars if var.name not in initial]
-        domains = []
+        domains: list[list[Any]] = []
+        unstated = 0
         for var in open_vars:
             if isinstance(var.var_type, EnumType):
                 domains.append(list(var.var_type.values))
             elif var.var_type == ScalarType("Bool"):
                 domains.append([False, True])
+            elif var.var_type == STRING and mode == "refusal":
+                domains.append([f"<unstated #{unstated}>"])
+                unstated += 1
+            elif var.var_type == STRING:
+                domains.append(list(self.strings))
             else:
                 raise Unsupported(f"initial value of {var.name} is not given")
         for values in itertools.product(*domains):
@@ -191,7 +201,7 @@ class Simulator:
             yield state
 
     def _calls(self, params: Mapping[str, Mapping[str, Any]], literals: list[Any]) -> list[Step]:
-        strings = sorted({v for v in literals if isinstance(v, str)} | {"<junk>"})
+        strings = self.strings
         ints = sorted({v for v in literals if isinstance(v, int) and not isinstance(v, bool)} | {-1})
         tools = [t.tool for t in self.model.transitions]
         tools += sorted({t for check in self.checks for t in tools_mentioned(check)} - set(tools))
@@ -288,17 +298,21 @@ def brute_force(
                 if not full[j] and all(full[k] for k in range(n) if k != j):
                     verdict.backward[j] = "conflict"
 
-    for start in sim.initials:
+    # The modes share a start unless an open String variable is unstated (refusal) or free (paper).
+    starts = [(start, True, start in sim.paper_initials) for start in sim.initials]
+    starts += [(start, False, True) for start in sim.paper_initials if start not in sim.initials]
+    for start, in_refusal, in_paper in starts:
         # Depth-first over traces; each node carries both modes' states and what they know so far.
         stack: list[tuple[list[Step], list[Step], dict[str, Any], dict[str, Any], bool, bool, bool]] = [
-            ([], [], start, start, True, True, True)
+            ([], [], start, start, True, in_paper, True)
         ]
         while stack:
             trace, accepted, state_r, state_p, all_accepted, paper_admitted, focus_pre = stack.pop()
             full = sim.passes(trace)
             goal_r = sim.goal(state_r)
             ok_r = all(sim.passes(accepted)) and goal_r if all(full) else True
-            record(refusal, all_accepted, full, ok_r, goal_r)
+            if in_refusal:
+                record(refusal, all_accepted, full, ok_r, goal_r)
             if paper_admitted:
                 goal_p = sim.goal(state_p)
                 record(paper, focus_pre, full, focus_pre and goal_p, goal_p)
