@@ -27,8 +27,8 @@ Two semantics of a refused call (``semantics=``, see :mod:`mantra_env.smt.querie
   Every check ``j`` also gets ``ca_j``: the check evaluated on the accepted calls alone (match literals
   ``ma_x_i ⇔ m_x_i ∧ A_i``), and ``FOCUS ⇔ ∧_j ca_j ∧ G``.
   Facts the scenario does not state are unknown to the agent, as in the env: a String leaf the initial state
-  leaves unset holds a sentinel of its own (``UNSTATED_BASE + n``, outside the intern table) and no argument
-  slot may take a sentinel. Otherwise the solver picks the unstated fact to suit the query: a customer who gave
+  leaves unset holds a sentinel of its own (``UNSTATED_BASE + n``, below the intern table and every other value)
+  and argument slots stay above the sentinels. Otherwise the solver picks the unstated fact to suit the query: a customer who gave
   only an email is "verified" by name and zip, and every check pinning the email looks over-restrictive.
 
 Check semantics follow :mod:`mantra_env.checks.semantics` exactly (every occurrence; PRECEDES as the
@@ -189,10 +189,9 @@ class Encoding:
             if ranges:
                 per_step.append(f"(assert (=> {called} (and {' '.join(ranges)})))")
         if self.unstated:  # an agent cannot pass a fact nobody told it (sentinels are consecutive)
-            low, high = UNSTATED_BASE, UNSTATED_BASE + len(self.unstated)
+            above = UNSTATED_BASE + len(self.unstated)
             for k in range(self.layout.slot_counts["Id"]):
-                arg = f"a_{{i}}_{SORT_CODES['Id']}{k}"
-                per_step.append(f"(assert (or (< {arg} {low}) (>= {arg} {high})))")
+                per_step.append(f"(assert (>= a_{{i}}_{SORT_CODES['Id']}{k} {above}))")
         template = "\n".join(per_step)
         for i in range(h):
             self._emit(template.format(i=i, j=i + 1))

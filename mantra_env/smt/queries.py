@@ -62,7 +62,8 @@ Mode: TypeAlias = Semantics
 # Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
 DEFAULT_MODE: Mode = "refusal"
 MODES = SEMANTICS
-# A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" / "<enum #n>";
+# A witness value no literal names (any other string, an out-of-range enum) is shown as "<value #n>" (n counts such
+# values in order of appearance) / "<enum #n>";
 # a String fact the scenario does not state (refusal mode), in the witness's initial state, as "<unstated #n>".
 PLACEHOLDER_PREFIXES = ("<value #", "<enum #", "<unstated #")
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
@@ -168,6 +169,7 @@ class CaseSolver:
         self._ctx = z3.Context()
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
+        self._others: dict[int, int] = {}  # out-of-table Id values of the witness being decoded -> their ordinal
 
     # --- solver --------------------------------------------------------------------------------------------------
 
@@ -374,6 +376,7 @@ class CaseSolver:
 
     def _witness(self, model: z3.ModelRef, focus: Sequence[str], goal: bool) -> Witness:
         layout = self.encoding.layout
+        self._others = {}
         calls: list[WitnessCall] = []
         violations: list[str] = []
         for i in range(self._length(model)):
@@ -465,7 +468,10 @@ class CaseSolver:
             return value
         if 0 <= number - UNSTATED_BASE < len(self.encoding.unstated):
             return f"{PLACEHOLDER_PREFIXES[2]}{number - UNSTATED_BASE}>"
-        return f"{PLACEHOLDER_PREFIXES[0]}{number}>"
+        # Numbered by first appearance in the witness: equal values read equal, and the solver's raw integers
+        # (which say nothing) stay out of the review material.
+        ordinal = self._others.setdefault(number, len(self._others) + 1)
+        return f"{PLACEHOLDER_PREFIXES[0]}{ordinal}>"
 
     def _initial_state(self, model: z3.ModelRef) -> dict[str, JsonValue]:
         state: dict[str, Any] = {}
