@@ -207,6 +207,7 @@ def full_pass(excerpt: str, tools: Sequence[ToolSpec], scenarios_text: str, decl
 _EDITS = (
     "Edits are typed (op: add_condition / remove_condition / replace_condition with tool, section pre|post, index, "
     "expr; add_var / change_var / remove_var; add_const / change_const / remove_const; add_transition; "
+    "add_goal / replace_goal / remove_goal with expr and index, for the scenario's goal; "
     "add_check / replace_check / remove_check with the check text and id). Indices are 0-based."
 )
 
@@ -253,7 +254,10 @@ def backward_audit(excerpt: str, model: str, scenario: str, checks_text: str, ch
             "content": f"You are the judge of a backward audit. The world model admits the trace below, which "
             f"satisfies every check of the scenario except {check_id}. Either {check_id} is over-restrictive (the "
             "manual does not require it): answer locus checks with a remove_check (or replace_check) edit; or the "
-            "world model is too permissive: answer locus world_model with the edits that forbid the trace; or "
+            "world model is too permissive: answer locus world_model with the edits that forbid the trace, which "
+            "includes a goal too weak to say what the manual makes a compliant run do even when nothing changes "
+            "(a refusal still identifies the customer and reads the record it refuses: add_goal with the variable "
+            "that records that read); or "
             "answer none if you cannot tell.\n\n" + _EDITS,
         },
         {

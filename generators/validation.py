@@ -25,6 +25,7 @@ forward query and every backward query are consistent and a compliant trace exis
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ from mantra_env.errors import MantraError
 from mantra_env.lints import ignored_pins
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel import WorldModel, format_model, parse_model
+from mantra_env.worldmodel import WorldModel, format_expr, format_model, parse_model
 from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
 
 log = logging.getLogger("mantra.generators.validation")
@@ -115,6 +116,7 @@ class _Loop:
             if not data.checks.get(s.id)
         }
         self.scenarios = {s.id: s for s in data.scenarios}
+        self.goals: dict[str, list[str]] = {sid: list(goal) for sid, goal in data.world.goals.items()}
         self.history: list[dict[str, JsonValue]] = []
         self._memo: dict[str, _Evaluation] = {}
         self.round = 0
@@ -126,9 +128,8 @@ class _Loop:
         return [s.id for s in self.data.scenarios if s.id not in self.rejected]
 
     def _solver(self, sid: str) -> CaseSolver:
-        goal = self.data.world.goals.get(sid, [])
         return CaseSolver(
-            with_goal(self.model, goal),
+            self._with_goal(sid),
             self.checks[sid],
             self.settings.z3_trace_bound,
             initial_state(self.data.world.initial, self.scenarios[sid]),
@@ -138,7 +139,7 @@ class _Loop:
 
     def _key(self, sid: str) -> str:
         checks = [entry.model_dump(mode="json") for entry in self.checks[sid]]
-        return json.dumps([format_model(self.model), checks, self.data.world.goals.get(sid, []), sid])
+        return json.dumps([format_model(self.model), checks, self.goals.get(sid, []), sid])
 
     async def evaluate(self, sid: str, backward: bool) -> _Evaluation:
         """The forward (and, if asked and forward is consistent, backward and witness) results, memoized on the
@@ -185,6 +186,10 @@ class _Loop:
 
     # --- repairs -----------------------------------------------------------------------------------------------
 
+    def _with_goal(self, sid: str) -> WorldModel:
+        """The shared model with ``sid``'s goal: what the solver and that scenario's judges see."""
+        return with_goal(self.model, self.goals.get(sid, []))
+
     def _checks_text(self, sid: str) -> str:
         return "\n".join(f"{entry.id}: {entry.text}" for entry in self.checks[sid])
 
@@ -227,21 +232,23 @@ class _Loop:
             self.history.append({**entry, "applied": True})
             return None
         edits = list(repair.edits)
-        if sid is None:  # the batched judge repairs the shared world model only
-            edits = [edit for edit in edits if not edit.op.endswith("_check")]
+        if sid is None:  # the batched judge repairs the shared world model only (no scenario's checks or goal)
+            edits = [edit for edit in edits if not edit.op.endswith(("_check", "_goal"))]
         if not edits:
             self.history.append({**entry, "applied": False})
             return None
+        model = self._with_goal(sid) if sid is not None else self.model
         try:
             draft = apply_edits(
-                Draft(self.model, self.checks.get(sid, ()) if sid else (), self.locks), edits, self.data.tools
+                Draft(model, self.checks.get(sid, ()) if sid else (), self.locks, sid), edits, self.data.tools
             )
         except EditRejected as error:
             self.history.append({**entry, "applied": False, "error": str(error)})
             return str(error)
-        self.model, self.locks = draft.model, draft.locks
+        self.model, self.locks = dataclasses.replace(draft.model, goal=()), draft.locks
         if sid is not None:
             self.checks[sid] = draft.checks
+            self.goals[sid] = [format_expr(expr) for expr in draft.model.goal]
         self.history.append({**entry, "applied": True})
         return None
 
@@ -268,7 +275,7 @@ class _Loop:
             sample_id=self.data.sample_id,
             model=format_model(self.model),
             initial=self.data.world.initial,
-            goals=self.data.world.goals,
+            goals=self.goals,
             locks=sorted(self.locks),
             outcomes=outcomes,
             history=self.history,
@@ -303,7 +310,7 @@ class _Loop:
                 continue
             messages = prompts.check_resolution(
                 self.data.excerpt,
-                format_model(self.model),
+                format_model(self._with_goal(sid)),
                 scenario_text(self.scenarios[sid]),
                 self._checks_text(sid),
                 result.witness.render(),
@@ -323,7 +330,7 @@ class _Loop:
                     continue
                 messages = prompts.backward_audit(
                     self.data.excerpt,
-                    format_model(self.model),
+                    format_model(self._with_goal(sid)),
                     scenario_text(self.scenarios[sid]),
                     self._checks_text(sid),
                     str(result.check_id),

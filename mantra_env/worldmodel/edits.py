@@ -10,7 +10,12 @@ deterministically to a :class:`Draft` (world model + checks + locks) and returns
 * the edit is automated (``author="llm"``) and touches a part a human edited (a *locked* part).
 
 A human edit locks the part it touches: ``var:NAME``, ``const:NAME``, ``pre:TOOL``, ``post:TOOL``,
-``transition:TOOL`` or ``check:ID``. Human-authored checks are locked from the start.
+``transition:TOOL``, ``check:ID`` or ``goal:SCENARIO``. Human-authored checks are locked from the start.
+
+Goal edits change the model's ``(goal ...)``: in the repair loop that is one scenario's goal (the draft's
+``scenario``), the final state a compliant run reaches. A judge adds to it what the manual makes a compliant run
+do even when nothing changes (a refusal still reads the order first), which the backward audit otherwise
+cannot tell from an over-restrictive check.
 """
 
 from __future__ import annotations
@@ -133,6 +138,28 @@ class ChangeConstant(_Edit):
     value: str
 
 
+class AddGoal(_Edit):
+    """Append a conjunct to the scenario's goal."""
+
+    op: Literal["add_goal"] = "add_goal"
+    expr: str = Field(description="A Boolean DSL expression over the state, e.g. order_checked.")
+
+
+class RemoveGoal(_Edit):
+    """Remove the ``index``-th (0-based) conjunct of the scenario's goal."""
+
+    op: Literal["remove_goal"] = "remove_goal"
+    index: int = Field(ge=0)
+
+
+class ReplaceGoal(_Edit):
+    """Replace the ``index``-th (0-based) conjunct of the scenario's goal."""
+
+    op: Literal["replace_goal"] = "replace_goal"
+    index: int = Field(ge=0)
+    expr: str
+
+
 class AddCheck(_Edit):
     op: Literal["add_check"] = "add_check"
     check: str = Field(description="The check in its text form.")
@@ -162,6 +189,9 @@ Edit: TypeAlias = Annotated[
     | AddConstant
     | RemoveConstant
     | ChangeConstant
+    | AddGoal
+    | RemoveGoal
+    | ReplaceGoal
     | AddCheck
     | RemoveCheck
     | ReplaceCheck,
@@ -172,11 +202,13 @@ EDIT_ADAPTER: TypeAdapter[Edit] = TypeAdapter(Edit)
 
 @dataclasses.dataclass(frozen=True)
 class Draft:
-    """What the repair loop edits: a world model, a check set, and the parts humans locked."""
+    """What the repair loop edits: a world model (with the scenario's goal), a check set, and the parts humans
+    locked. ``scenario`` names whose goal ``model.goal`` is (goal edits touch the part ``goal:SCENARIO``)."""
 
     model: WorldModel
     checks: tuple[CaseCheck, ...] = ()
     locks: frozenset[str] = frozenset()
+    scenario: str | None = None
 
     def locked(self, part: str) -> bool:
         if part.startswith("check:"):
@@ -187,7 +219,7 @@ class Draft:
 
 
 def edit_part(edit: Edit) -> str:
-    """The lockable part an edit touches."""
+    """The lockable part an edit touches (``goal`` stands for the draft's ``goal:SCENARIO``)."""
     if isinstance(edit, AddCondition | RemoveCondition | ReplaceCondition):
         return f"{edit.section}:{edit.tool}"
     if isinstance(edit, AddTransition):
@@ -198,6 +230,8 @@ def edit_part(edit: Edit) -> str:
         return f"var:{edit.name}"
     if isinstance(edit, AddConstant | RemoveConstant | ChangeConstant):
         return f"const:{edit.name}"
+    if isinstance(edit, AddGoal | RemoveGoal | ReplaceGoal):
+        return "goal"
     if isinstance(edit, AddCheck):
         return f"check:{edit.id or '?'}"
     return f"check:{edit.id}"
@@ -223,8 +257,10 @@ def apply_edits(
     specs = {spec.name: spec for spec in tools} if tools is not None and not isinstance(tools, Mapping) else tools
     model, checks, locks = draft.model, draft.checks, set(draft.locks)
     for number, edit in enumerate(edits):
-        current = Draft(model, checks, frozenset(locks))
+        current = Draft(model, checks, frozenset(locks), draft.scenario)
         part = edit_part(edit)
+        if part == "goal":
+            part = f"goal:{draft.scenario}"
         where = f"edit {number + 1} of {len(edits)} ({edit.op})" if len(edits) > 1 else edit.op
         if edit.author == "llm" and current.locked(part) and not isinstance(edit, AddCheck):
             raise EditRejected("locked", f"{where}: {part} was edited by a human; automated edits need approval")
@@ -244,7 +280,7 @@ def apply_edits(
         check_model(model, tools)
     except DslError as error:
         raise EditRejected("invalid", "the edited model does not type-check", error.diagnostics) from None
-    return Draft(model, checks, frozenset(locks))
+    return Draft(model, checks, frozenset(locks), draft.scenario)
 
 
 def _not_applicable(message: str) -> EditRejected:
@@ -301,6 +337,17 @@ def _apply(draft: Draft, edit: Edit) -> tuple[WorldModel, tuple[CaseCheck, ...]]
             new_const = ConstDecl(edit.name, parse_type(edit.type), parse_value(edit.value))
             consts = [new_const if c.name == edit.name else c for c in model.consts] if exists else [*consts, new_const]
         return dataclasses.replace(model, consts=tuple(consts)), checks
+    if isinstance(edit, AddGoal | RemoveGoal | ReplaceGoal):
+        goal = list(model.goal)
+        if isinstance(edit, AddGoal):
+            goal.append(parse_expr(edit.expr, "goal"))
+        elif edit.index >= len(goal):
+            raise _not_applicable(f"the goal has {len(goal)} conjunct(s); index {edit.index} is out of range")
+        elif isinstance(edit, ReplaceGoal):
+            goal[edit.index] = parse_expr(edit.expr, "goal")
+        else:
+            del goal[edit.index]
+        return dataclasses.replace(model, goal=tuple(goal)), checks
     return model, _apply_check(checks, edit)
 
 

@@ -157,3 +157,66 @@ def test_validation_warns_when_a_postcondition_ignores_what_the_checks_pin() -> 
         ("pinned_argument_ignored", "t-3: transition set_delivery_options")
     ]
     assert result.warnings[0].message.startswith("the checks pin address of set_delivery_options")
+
+
+REFUSAL_MODEL = """(model
+  (var item_name String)
+  (var in_stock Bool)
+  (var inventory_checked Bool)
+  (var po_created Bool)
+  (transition check_inventory
+    (params (item_name n))
+    (pre  true)
+    (post (= (next inventory_checked) (or inventory_checked (= (param n) item_name)))))
+  (transition create_purchase_order
+    (params (item_id i))
+    (pre  inventory_checked (not in_stock))
+    (post (= (next po_created) true))))"""
+
+
+def _refusal_case(locks: frozenset[str] = frozenset()) -> SampleInput:
+    """An item in stock: no purchase order, but the manual still has the agent check the inventory first, which
+    a goal about the final state alone does not justify (the backward audit flags the read)."""
+    draft = ScenarioDraft(prompt="Order two desks.", external={"item_name": "desk", "in_stock": True})
+    world = WorldModelArtifact(
+        sample_id="t", schema_prepass=WorldModelSchema(declarations=""), model=REFUSAL_MODEL,
+        initial={"inventory_checked": False, "po_created": False}, goals={"t-1": ["(not po_created)"]},
+    )  # fmt: skip
+    checks = [
+        CaseCheck(id="reads", check='CALL check_inventory(item_name="desk")'),
+        CaseCheck(id="no_po", check="NO-CALL create_purchase_order()"),
+    ]
+    return SampleInput(
+        sample_id="t", excerpt="(excerpt)", tools=load_domain("operations").tool_specs(),
+        scenarios=[Scenario(id="t-1", sample_id="t", draft=draft)], checks={"t-1": checks}, world=world, locks=locks,
+    )  # fmt: skip
+
+
+ADD_GOAL = {
+    "locus": "world_model",
+    "reason": "the manual has the agent check the inventory before deciding, also when it declines",
+    "edits": [{"op": "add_goal", "expr": "inventory_checked"}],
+}
+
+
+def test_a_judge_strengthens_a_scenarios_goal_instead_of_dropping_a_required_read(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"backward_audit/t-1/reads/r1#0": ADD_GOAL})
+    PROVIDER.served.clear()
+    result = asyncio.run(validate_sample(LLMClient(config, None), _refusal_case(), config.validation))
+    (outcome,) = result.outcomes
+    assert (outcome.status, outcome.backward) == ("validated", "consistent")
+    assert [c.id for c in outcome.checks] == ["reads", "no_po"]  # the read stays required
+    assert result.goals == {"t-1": ["(not po_created)", "inventory_checked"]}
+    assert "(goal" not in result.model  # goals stay per scenario, out of the shared model
+    assert PROVIDER.served == ["backward_audit/t-1/reads/r1#0"]
+
+
+def test_a_goal_a_human_set_is_locked_against_judges(tmp_path: Path) -> None:
+    gives_up = {"locus": "none", "reason": "the goal is the reviewer's"}
+    config = _config(tmp_path, {"backward_audit/t-1/reads/r1#0": ADD_GOAL, "fix_repair/t-1/reads/r1/fix1#0": gives_up})
+    result = asyncio.run(
+        validate_sample(LLMClient(config, None), _refusal_case(frozenset({"goal:t-1"})), config.validation)
+    )
+    assert result.goals == {"t-1": ["(not po_created)"]} and result.outcomes[0].status == "awaiting_human"
+    (entry,) = [e for e in result.history if e.get("stage") == "backward_audit"]
+    assert entry["applied"] is False and "goal:t-1 was edited by a human" in str(entry["error"])

@@ -12,6 +12,7 @@ from mantra_env.worldmodel.edits import (
     AddCheck,
     AddCondition,
     AddConstant,
+    AddGoal,
     AddTransition,
     AddVariable,
     ChangeConstant,
@@ -21,10 +22,12 @@ from mantra_env.worldmodel.edits import (
     EditRejected,
     RemoveCheck,
     RemoveCondition,
+    RemoveGoal,
     RemoveTransition,
     RemoveVariable,
     ReplaceCheck,
     ReplaceCondition,
+    ReplaceGoal,
     apply_edit,
     apply_edits,
 )
@@ -164,7 +167,7 @@ def test_edits_have_a_json_form_and_schema() -> None:
     assert isinstance(edit, AddCondition) and edit.author == "llm"
     schema = EDIT_ADAPTER.json_schema()
     assert schema["discriminator"]["propertyName"] == "op"
-    assert len(schema["oneOf"]) == 14
+    assert len(schema["oneOf"]) == 17
 
 
 def test_checks_an_edit_writes_are_stamped_with_the_schemas_list_pairing() -> None:
@@ -176,3 +179,23 @@ def test_checks_an_edit_writes_are_stamped_with_the_schemas_list_pairing() -> No
     assert edited.checks[-1].check.ordered == ("item_ids", "new_item_ids")  # type: ignore[union-attr]
     unstamped = apply_edit(draft, AddCheck(check='CALL exchange_items(item_ids=["a"], new_item_ids=["b"])'))
     assert unstamped.checks[-1].check.ordered == ()  # type: ignore[union-attr]  # no tools, nothing to stamp from
+
+
+def test_goal_edits_change_the_scenarios_goal_and_a_human_one_locks_it(draft: Draft) -> None:
+    scenario = Draft(draft.model, draft.checks, scenario="s-1")
+    edited = apply_edits(
+        scenario,
+        [AddGoal(expr="po_created"), AddGoal(expr="in_stock"), ReplaceGoal(index=1, expr="(not in_stock)")],
+        PAPER_TOOLS,
+    )
+    assert "(goal po_created\n        (not in_stock))" in format_model(edited.model)
+    assert apply_edit(edited, RemoveGoal(index=0)).model.goal == edited.model.goal[1:]
+    with pytest.raises(EditRejected, match="the goal has 2 conjunct"):
+        apply_edit(edited, RemoveGoal(index=2))
+    with pytest.raises(EditRejected) as not_bool:
+        apply_edit(edited, AddGoal(expr="(+ 1 2)"))
+    assert not_bool.value.code == "invalid"
+    human = apply_edit(edited, AddGoal(expr="true", author="human"))
+    assert "goal:s-1" in human.locks
+    with pytest.raises(EditRejected, match="goal:s-1 was edited by a human"):
+        apply_edit(human, RemoveGoal(index=0))
