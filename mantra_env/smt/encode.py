@@ -28,8 +28,9 @@ Two semantics of a refused call (``semantics=``, see :mod:`mantra_env.smt.querie
   ``ma_x_i ⇔ m_x_i ∧ A_i``), and ``FOCUS ⇔ ∧_j ca_j ∧ G``.
   Facts the scenario does not state are unknown to the agent, as in the env: a String leaf the initial state
   leaves unset holds a sentinel of its own (``UNSTATED_BASE + n``, below the intern table and every other value)
-  and argument slots stay above the sentinels. Otherwise the solver picks the unstated fact to suit the query: a customer who gave
-  only an email is "verified" by name and zip, and every check pinning the email looks over-restrictive.
+  and argument slots stay above the sentinels. Otherwise the solver picks the unstated fact to suit the query:
+  a customer who gave only an email is "verified" by name and zip, and every check pinning the email looks
+  over-restrictive.
 
 Check semantics follow :mod:`mantra_env.checks.semantics` exactly (every occurrence; PRECEDES as the
 obligation that every anchor step has an earlier call); ``tests/smt/test_agreement.py`` checks it against the
