@@ -47,7 +47,12 @@ World-model DSL (S-expressions):
     (= (next returned) (union returned (param items))) says "these items are now returned". A list-valued
     scenario variable (e.g. item_ids) is an (Array T) state variable: its scenario value is its initial set.
   A variable not set by (next VAR) in a postcondition keeps its value. Goals are expressions over the state
-  variables that the final state of a compliant run satisfies."""
+  variables that the final state of a compliant run satisfies. When the right outcome is a refusal, the goal also
+  says what the run must have read to decide (e.g. order_checked): otherwise nothing tells a compliant refusal
+  from a blind one. A set cannot tell ("a") from ("a" "a"): where the exact list matters, also record its length
+  (= (next returned_count) (length (param items))) and put the count in the goal.
+  A fact a scenario does not state is unknown to the agent: no argument can equal it. Compare every argument a
+  rule constrains with the scenario's value (an identity lookup by name and zip compares all three)."""
 
 
 ARGUMENT_SENSITIVE = """\
