@@ -3,5 +3,6 @@
 Each adapter is a thin layer over :class:`mantra_env.env.MantraEnv` and its grader: the reward a trainer sees is
 the env's reward, which is the grader's verdict under the chosen reward mode. :mod:`trainers.text` holds what
 every text-in/text-out trainer needs (the prompt a model reads, and the parsing of its reply into an action);
-:mod:`trainers.skyrl` is SkyRL-gym's text environment.
+:mod:`trainers.skyrl` is SkyRL-gym's text environment; :mod:`trainers.verifiers_env` is a verifiers environment
+(native tool calls, the grader as rubric).
 """
