@@ -45,8 +45,9 @@ class MantraVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]  # verifiers sh
         ]
         rubric = vf.Rubric(funcs=[self.mantra_reward], weights=[1.0])
         rubric.add_metric(self.passed)
+        dataset = Dataset.from_list(rows)
         super().__init__(
-            dataset=Dataset.from_list(rows), tool_defs=tool_defs, rubric=rubric, max_turns=max_steps + 1, **kwargs
+            dataset=dataset, eval_dataset=dataset, tool_defs=tool_defs, rubric=rubric, max_turns=max_steps + 1, **kwargs
         )
 
     # --- episode --------------------------------------------------------------------------------------------
