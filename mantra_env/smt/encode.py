@@ -97,6 +97,7 @@ class Encoding:
         self.checked = checked
         self.checks = tuple(checks)
         self.bound = bound
+        self.initial: dict[str, Any] = dict(initial or {})
         try:
             self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values(), list_bound)
         except CheckValueError as error:

@@ -48,10 +48,10 @@ import z3
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from mantra_env.case import CaseCheck
-from mantra_env.checks import Check, format_check
+from mantra_env.checks import Check, atoms, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import SEMANTICS, UNSTATED_BASE, Encoding, EncodingError, Semantics
-from mantra_env.smt.layout import Slot, slot_sort, z3_sort
+from mantra_env.smt.layout import Slot, id_value, slot_sort, value_key, z3_sort
 from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
@@ -250,7 +250,7 @@ class CaseSolver:
         assumptions = [*self._checks(), z3.Not(self._bool("FOCUS")), *self._fit()]
         result, model = self._run("forward", assumptions, None)
         if model is not None:
-            model = self._shortest(assumptions, model) if shortest else model
+            model = self._readable(assumptions, self._shortest(assumptions, model) if shortest else model)
             result = result.model_copy(update={"witness": self._witness(model, focus, goal=True)})
         return result
 
@@ -261,7 +261,7 @@ class CaseSolver:
         assumptions = [*others, z3.Not(self._bool(f"c_{j}")), *self._world(), *self._fit()]
         result, model = self._run("backward", assumptions, self.check_ids[j])
         if model is not None:
-            model = self._shortest(assumptions, model) if shortest else model
+            model = self._readable(assumptions, self._shortest(assumptions, model) if shortest else model)
             witness = self._witness(model, (), goal=False)
             violation = f"check {self.check_ids[j]}: {format_check(self.encoding.checks[j])}"
             result = result.model_copy(update={"witness": witness.model_copy(update={"violations": [violation]})})
@@ -310,6 +310,74 @@ class CaseSolver:
                     model, high = found, found.eval(step, model_completion=True).as_long()
             fixed.append(step == high)
         return model
+
+    def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
+        """The same calls with arguments a reader can follow: each string argument keeps its value if the checks
+        pin it for that parameter or the scenario states it under the parameter's name, else takes the
+        scenario's value of that name, else an unnamed value (``<value #n>``), never another parameter's
+        literal (``first_name="#W7647140"``). Preferences the query cannot meet (the world model needs the
+        value) are dropped, found through unsat cores; a solver time-out keeps the model as it was."""
+        layout, length = self.encoding.layout, self._length(model)
+        fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
+        if length < self.encoding.bound:
+            fixed.append(self._int(f"t_{length}") == self.encoding.noop)
+        choices: list[list[z3.BoolRef]] = []  # per free argument, its preferences in order (the first is tried)
+        for i in range(length):
+            tool = layout.tools[model.eval(self._int(f"t_{i}"), model_completion=True).as_long()]
+            for name, slot in layout.slots[tool].items():
+                if slot.sort != "Id" or slot.enum is not None:
+                    continue
+                if slot.optional and not z3.is_true(model.eval(self._bool(slot.flag(i)))):
+                    continue
+                current = model.eval(self._int(slot.var(i)), model_completion=True).as_long()
+                if current in self._natural_ids(tool, name):
+                    choices.append([self._prefers(slot.var(i), current)])
+                    continue
+                stated = self._stated_id(name)
+                options = [stated, None] if stated is not None else [None]
+                choices.append([self._prefers(slot.var(i), value) for value in options])
+        for _ in range(sum(len(options) for options in choices) + 1):
+            try:
+                answer = self.solver.check(*assumptions, *fixed, *(options[0] for options in choices))
+            except z3.Z3Exception:
+                return model
+            if answer == z3.sat:
+                return self.solver.model()
+            core = {str(literal) for literal in self.solver.unsat_core()} if answer == z3.unsat else set()
+            if not any(str(options[0]) in core for options in choices):
+                return model
+            # a preference in the core gives way to the next one (or to any value)
+            choices = [options[1:] if str(options[0]) in core else options for options in choices]
+            choices = [options for options in choices if options]
+        return model
+
+    def _natural_ids(self, tool: str, name: str) -> set[int]:
+        """Interned values that belong to ``tool``'s parameter ``name``: what the checks pin for it, and the
+        scenario's value of the same name."""
+        layout = self.encoding.layout
+        slot = layout.slots[tool][name]
+        found = {
+            layout.id_of(id_value(atom.args[name], slot))
+            for check in self.encoding.checks
+            for atom in atoms(check)
+            if atom.tool == tool and name in atom.args
+        }
+        stated = self._stated_id(name)
+        return found | ({stated} if stated is not None else set())
+
+    def _stated_id(self, name: str) -> int | None:
+        key = value_key(self.encoding.initial[name]) if name in self.encoding.initial else None
+        return self.encoding.layout.interned.get(key) if key is not None else None
+
+    def _prefers(self, var: str, value: int | None) -> z3.BoolRef:
+        """A literal that makes ``var`` equal ``value`` (None: a value outside the intern table), guarded like
+        :meth:`_reads_at` so that the preference binds only when assumed."""
+        name = f"prefer_{var}_{'other' if value is None else value}"
+        if name not in self._consts:
+            arg = self._int(var)
+            wanted = arg >= len(self.encoding.layout.interned) if value is None else arg == value
+            self.solver.add(z3.Implies(self._bool(name), wanted))
+        return self._bool(name)
 
     def _reads_at(self, i: int, reads: Sequence[int]) -> z3.BoolRef:
         """A literal that makes step ``i`` call a read tool (assumptions must be literals, so the disjunction
