@@ -489,7 +489,13 @@ def _pin_list(slot: Slot, value: Any, step: int | str, layout: Layout, present: 
     """A list pinned up to permutation, or position by position if ``slot.ordered`` (a schema default: an
     omitted argument is the default itself)."""
     if not isinstance(value, list):
-        return ["false"]
+        # A list slot only pairing made (no model reads it) holds a non-list value as length ``width + 1`` and
+        # the value's id in the first element slot, as pinned traces do (``pinned.py``): the grader compares it
+        # by equality. A list the model reads never matches one.
+        number = layout.interned.get(value_key(value) or "")
+        if slot.bound or not slot.columns or slot.columns[0].sort != "Id" or number is None:
+            return ["false"]
+        return [*present, f"(= {slot.var(step)} {slot.width + 1})", f"(= {slot.columns[0].var(step, 0)} {number})"]
     _fits(slot, value)
     conjuncts = [*present, f"(= {slot.var(step)} {len(value)})"]
     if slot.ordered:

@@ -248,6 +248,8 @@ class Layout:
                         keys.update(_string_keys(value))
                         if not slot.bound:  # elements of any JSON type, interned
                             keys.update(key for item in value for key in _keys(item))
+                    elif slot.sort == "List" and not slot.bound:  # a non-list pinned where others pair lists
+                        keys.update(_keys(value))
         for expr in _all_exprs(checked):
             if isinstance(expr, Lit) and isinstance(expr.value, str):
                 keys.update(_keys(expr.value))

@@ -94,8 +94,13 @@ def _pin_list(
     slot: Slot, step: int, value: Any, interned: dict[str, int], fresh: dict[str, int], ctx: z3.Context
 ) -> z3.BoolRef:
     if not isinstance(value, list):
-        if not slot.bound:  # a list only checks pair, given something else: longer than any pinned list
-            return z3.Int(slot.var(step), ctx) == slot.width + 1
+        if not slot.bound and slot.columns and slot.columns[0].sort == "Id":
+            # a list only checks pair, given something else: longer than any pinned list, its value in the
+            # first element slot (as the encoding pins a non-list value there)
+            first = Slot("Id", slot.columns[0].index, optional=False)
+            return z3.And(
+                z3.Int(slot.var(step), ctx) == slot.width + 1, _pin(first, step, value, True, interned, fresh, ctx)
+            )
         raise SmtInputError(f"step {step}: argument {json.dumps(value)} does not fit a list parameter")
     parts = [z3.Int(slot.var(step), ctx) == len(value)]
     for k, item in enumerate(value):
