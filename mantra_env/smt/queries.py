@@ -280,6 +280,8 @@ class CaseSolver:
         result, model = self._run("witness", assumptions, None)
         if model is not None:
             model = self._canonical(assumptions, self._shortest(assumptions, model))
+            # the oracle replays it: the scenario's own values where they fit, never a placeholder
+            model = self._readable(assumptions, model, unnamed=False)
             result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
         return result
 
@@ -311,11 +313,12 @@ class CaseSolver:
             fixed.append(step == high)
         return model
 
-    def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
+    def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef, unnamed: bool = True) -> z3.ModelRef:
         """The same calls with arguments a reader can follow: each string argument keeps its value if the checks
         pin it for that parameter or the scenario states it under the parameter's name, else takes the
-        scenario's value of that name, else an unnamed value (``<value #n>``), never another parameter's
-        literal (``first_name="#W7647140"``). Preferences the query cannot meet (the world model needs the
+        scenario's value of that name, else (``unnamed``) an unnamed value (``<value #n>``), never another
+        parameter's literal (``first_name="#W7647140"``); without ``unnamed`` (the oracle's trace, which must
+        not carry placeholders) it keeps the solver's value there. Preferences the query cannot meet (the world model needs the
         value) are dropped, found through unsat cores; a solver time-out keeps the model as it was."""
         layout, length = self.encoding.layout, self._length(model)
         fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
@@ -334,8 +337,9 @@ class CaseSolver:
                     choices.append([self._prefers(slot.var(i), current)])
                     continue
                 stated = self._stated_id(name)
-                options = [stated, None] if stated is not None else [None]
-                choices.append([self._prefers(slot.var(i), value) for value in options])
+                options = [value for value in (stated, None) if value is not None or unnamed]
+                if options:
+                    choices.append([self._prefers(slot.var(i), value) for value in options])
         for _ in range(sum(len(options) for options in choices) + 1):
             try:
                 answer = self.solver.check(*assumptions, *fixed, *(options[0] for options in choices))
