@@ -318,8 +318,8 @@ class CaseSolver:
         pin it for that parameter or the scenario states it under the parameter's name, else takes the
         scenario's value of that name, else (``unnamed``) an unnamed value (``<value #n>``), never another
         parameter's literal (``first_name="#W7647140"``); without ``unnamed`` (the oracle's trace, which must
-        not carry placeholders) it keeps the solver's value there. Preferences the query cannot meet (the world model needs the
-        value) are dropped, found through unsat cores; a solver time-out keeps the model as it was."""
+        not carry placeholders) it keeps the solver's value there. Preferences the query cannot meet (the world
+        model needs the value) are dropped, found through unsat cores; a solver time-out keeps the model."""
         layout, length = self.encoding.layout, self._length(model)
         fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
         if length < self.encoding.bound:
