@@ -138,6 +138,9 @@ class Chunk(BaseModel):
     part: int | None = Field(default=None, ge=1)
 
 
+REFERRED_HEADING = "(Sections the excerpt above refers to, for context:)"
+
+
 class Edge(BaseModel):
     """A directed edge: ``hierarchy`` (parent to child) or ``reference`` (LLM-found cross-reference)."""
 
@@ -224,6 +227,20 @@ class DocumentGraph(BaseModel):
                 text += "\n" if text.endswith("\n") else "\n\n"
             out.append(text)
         return "".join(out)
+
+    def excerpt(self, ids: Iterable[str]) -> str:
+        """What a sample's writers read: its chunks (:meth:`text_of`), then the chunks they refer to explicitly
+        ("the allowance table above", "payment, below") that the sample does not hold, under a heading that marks
+        them as context. Without them a writer is told to apply a table it cannot see."""
+        chosen = set(ids)
+        referred = sorted(
+            {e.target for e in self.edges if e.kind == "reference" and e.explicit and e.source in chosen} - chosen,
+            key=self.position,
+        )
+        text = self.text_of(chosen)
+        if not referred:
+            return text
+        return f"{text.rstrip()}\n\n{REFERRED_HEADING}\n\n{self.text_of(referred)}"
 
     def with_references(self, refs: Sequence[Edge]) -> DocumentGraph:
         """A copy with these reference edges added to the existing ones.

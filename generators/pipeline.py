@@ -184,7 +184,7 @@ class Pipeline:
         )
 
     def excerpt(self, graph: DocumentGraph, sample: Sample) -> str:
-        return graph.text_of(sample.node_ids)
+        return graph.excerpt(sample.node_ids)
 
     # --- stages ------------------------------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ class ReviewRun:
 
     def excerpt(self, sample_id: str) -> str:
         graph, nodes = self._graph, self._samples.get(sample_id)
-        return graph.text_of(nodes) if graph is not None and nodes else "(the excerpt is not in the run directory)"
+        return graph.excerpt(nodes) if graph is not None and nodes else "(the excerpt is not in the run directory)"
 
     def sample_ids(self) -> list[str]:
         return sorted(p.stem for p in RunDir(self.root).stage_dir("validation").glob("*.json"))

@@ -388,3 +388,22 @@ def test_chunks_within_limit_and_reproduce_the_manual(
             assert chunk.title.endswith(f" (part {chunk.part}/{chunk.title.rsplit('/', 1)[1]}")
     assert chunk_document(text, limit, "manual", always_split).model_dump_json() == graph.model_dump_json()
     assert DocumentGraph.model_validate_json(graph.model_dump_json()) == graph
+
+
+def test_an_excerpt_carries_the_sections_its_chunks_refer_to_explicitly() -> None:
+    """A chunk that says "the allowance table above" gets that table as context; implicit links do not count,
+    and a referred chunk the sample holds is not repeated."""
+    manual = "# A\n\nintro\n\n## Table\n\nrows\n\n## Bags\n\nsee the table above\n\n## Other\n\nmore\n"
+    graph = chunk_document(manual, 500, "m")
+    table, bags, other = (n.id for n in graph.nodes if n.title in ("Table", "Bags", "Other"))
+    graph = graph.with_references(
+        [
+            Edge(source=bags, target=table, kind="reference", explicit=True),
+            Edge(source=bags, target=other, kind="reference", explicit=False),
+        ]
+    )
+    text = graph.excerpt([bags])
+    assert text.startswith(graph.text_of([bags]).rstrip())
+    assert text.endswith(graph.text_of([table])) and "for context" in text and "more" not in text
+    assert graph.excerpt([bags, table]) == graph.text_of([bags, table])
+    assert graph.excerpt([table]) == graph.text_of([table])  # references count from the sample's chunks only
