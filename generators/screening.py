@@ -4,7 +4,9 @@ agent passes it.
 Cleanly: the oracle's replay of the compliant witness passes every check with zero tool errors and zero
 premature writes (a write before the trace's first read). Trivial agents: ``noop`` (no call), ``random``
 (seeded random calls, a few seeds) and ``write-first`` (the oracle's calls with the writes moved first); a case
-one of them passes does not tell compliance from luck or from ignoring the manual's order.
+one of them passes does not tell compliance from luck or from ignoring the manual's order. A case whose oracle
+makes no write (a refusal that must still read what it refuses) has no order to ignore: its write-first agent
+would be the oracle itself, so that screen is skipped there.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def screen_case(env: MantraEnv, case_id: str) -> tuple[str, str] | None:
         return "oracle_tool_errors", f"the oracle's replay gets tool errors: {'; '.join(errors)}"
     if premature_write(trace):
         return "oracle_premature_write", "the oracle's replay writes before its first read"
+    writes = any(call.kind == "write" for call in trace.calls)
     for policy, seeds in trivial_policies():
+        if isinstance(policy, WriteFirstPolicy) and not writes:
+            continue
         for seed in seeds:
             try:
                 verdict = play(env, policy, case_id, seed=seed)["verdict"]

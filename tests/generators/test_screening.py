@@ -58,6 +58,18 @@ def test_a_case_without_its_ordering_is_passed_by_write_first(starter: tuple[Dom
     assert found is not None and found[0] == "passed_by_write_first"
 
 
+def test_a_refusal_whose_oracle_never_writes_is_not_screened_by_write_first(starter: tuple[Domain, Case]) -> None:
+    """Nothing to reorder: write-first would replay the oracle. The read it must make still beats no-op."""
+    domain, case = starter
+    refusal = _planted(case, "refusal", {"inventory", "no_po"}).model_copy(
+        update={"world_model": case.world_model.replace("(goal (= picked true))", "(goal (= inventory_checked true))")}
+    )
+    assert _screen(domain, refusal) == {refusal.id: None}
+    vacuous = _planted(refusal, "vacuous", {"no_po"})
+    found = _screen(domain, vacuous)[vacuous.id]
+    assert found is not None and found[0] == "passed_by_noop"
+
+
 def test_a_case_the_oracle_cannot_solve_is_screened_out(starter: tuple[Domain, Case]) -> None:
     domain, case = starter
     contradiction = {"id": "never", "check": {"op": "no_call", "tool": "check_inventory", "args": {}}}
