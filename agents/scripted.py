@@ -150,19 +150,42 @@ class RandomPolicy(ScriptedPolicy):
 
 
 class WriteFirstPolicy(ScriptedPolicy):
-    """The oracle's calls with every write moved before every read: the premature-write baseline."""
+    """The premature-write baseline: the oracle's calls with every write moved before every read. Where the
+    oracle writes nothing (a refusal), the eager agent writes anyway: first the write a check forbids (the
+    action the customer asked for, named by a NO-CALL atom of a write tool), with the atom's arguments and the
+    scenario's values by parameter name, then the oracle's reads."""
 
     name = "write-first"
 
     def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
         kinds = {spec.name: spec.kind for spec in tools}
         plan = oracle_plan(case, tools)
-        self._plan = [a for a in plan if kinds.get(a["tool"]) == "write"] + [
-            a for a in plan if kinds.get(a["tool"]) != "write"
-        ]
+        writes = [a for a in plan if kinds.get(a["tool"]) == "write"]
+        if not writes:
+            writes = _forbidden_write(case, tools)
+        self._plan = writes + [a for a in plan if kinds.get(a["tool"]) != "write"]
 
     def act(self, observation: str) -> Action:
         return self._plan.pop(0) if self._plan else dict(FINAL)
+
+
+def _forbidden_write(case: Case, tools: Sequence[ToolSpec]) -> list[Action]:
+    """The first write a NO-CALL atom of the case forbids, as a call (none if no check forbids a write)."""
+    specs = {spec.name: spec for spec in tools}
+    valuation = case.scenario.valuation
+    for entry in case.checks:
+        for atom in entry.check.atoms:
+            spec = specs.get(atom.tool)
+            if atom.op != "no_call" or spec is None or spec.kind != "write":
+                continue
+            arguments = {**dict(atom.args)}
+            for name, value in case.argument_bindings.get(atom.tool, {}).items():
+                arguments.setdefault(name, value)
+            for name in spec.properties:
+                if name not in arguments and name in valuation:
+                    arguments[name] = valuation[name]
+            return [{"tool": atom.tool, "arguments": arguments}]
+    return []
 
 
 SCRIPTED: dict[str, type[ScriptedPolicy]] = {

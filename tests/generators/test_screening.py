@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from agents.base import play
+from agents.scripted import WriteFirstPolicy
 from generators.export import export_suite
 from generators.screening import premature_write, screen_case
 from mantra_env.case import Case, Suite, SuiteManifest
@@ -68,6 +70,25 @@ def test_a_refusal_whose_oracle_never_writes_is_not_screened_by_write_first(star
     vacuous = _planted(refusal, "vacuous", {"no_po"})
     found = _screen(domain, vacuous)[vacuous.id]
     assert found is not None and found[0] == "passed_by_noop"
+
+
+def test_write_first_on_a_refusal_makes_the_forbidden_write_first(starter: tuple[Domain, Case]) -> None:
+    """Where the oracle writes nothing, the eager baseline does what the customer asked before reading: the
+    write a NO-CALL forbids, with the scenario's values; so it fails a refusal instead of copying the oracle."""
+    domain, case = starter
+    refusal = _planted(case, "refusal", {"inventory", "no_po"}).model_copy(
+        update={"world_model": case.world_model.replace("(goal (= picked true))", "(goal (= inventory_checked true))")}
+    )
+    suite = Suite(manifest=SuiteManifest(name="planted", domain=domain.name, case_count=1), cases=[refusal])
+    result = play(MantraEnv(suite, domain), WriteFirstPolicy(), refusal.id)
+    first, *rest = result["trace"].calls
+    assert first.tool == "create_purchase_order" and first.args["item_id"] == refusal.scenario.valuation["item_id"]
+    assert [call.tool for call in rest] == ["check_inventory"] and not result["verdict"].passed
+    reads_only = _planted(refusal, "reads", {"inventory"})  # nothing forbidden: the baseline is the oracle's reads
+    suite = Suite(manifest=SuiteManifest(name="planted", domain=domain.name, case_count=1), cases=[reads_only])
+    assert [c.tool for c in play(MantraEnv(suite, domain), WriteFirstPolicy(), reads_only.id)["trace"].calls] == [
+        "check_inventory"
+    ]
 
 
 def test_a_case_the_oracle_cannot_solve_is_screened_out(starter: tuple[Domain, Case]) -> None:
