@@ -15,6 +15,7 @@ from graders.metrics import Estimate, bootstrap_ci
 from graders.table import Column, Table, count, make_table, percent
 from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
+from mantra_env.smt import implied_checks
 
 STAGES = ("generated", "forward_validated", "backward_validated", "final")
 """The generation pipeline's ``stage_counts`` keys, in funnel order."""
@@ -44,6 +45,8 @@ class GenerationRow:
     words: int | None
     tools: int | None
     checks_per_case: Estimate
+    independent_checks_per_case: Estimate
+    """Checks per case not counting those the case's other checks imply (:func:`mantra_env.smt.implied_checks`)."""
     counts: tuple[int | None, ...]
     """Cases left after each of :data:`STAGES` (None: the manifest does not say)."""
     outcomes: tuple[int | None, ...]
@@ -81,12 +84,16 @@ def generation_row(suite: Suite, domain: Domain | None) -> GenerationRow | None:
     if STAGES[0] not in manifest.stage_counts:
         return None
     name = manifest.name if manifest.version == 0 else f"{manifest.name} v{manifest.version}"
+    tools = domain.tool_specs() if domain is not None else None
     return GenerationRow(
         domain=manifest.domain,
         suite=name,
         words=len(domain.manual.split()) if domain is not None else None,
-        tools=len(domain.tool_specs()) if domain is not None else None,
+        tools=len(tools) if tools is not None else None,
         checks_per_case=bootstrap_ci([float(len(case.checks)) for case in suite.cases]),
+        independent_checks_per_case=bootstrap_ci(
+            [float(len(case.checks) - len(implied_checks(case.checks, tools))) for case in suite.cases]
+        ),
         counts=tuple(_count_of(manifest.stage_counts, stage) for stage in STAGES),
         outcomes=tuple(_count_of(manifest.stage_counts, outcome) for outcome in OUTCOMES),
         # a screened manifest says so with its screening counts, zeros included in stage_counts
@@ -123,6 +130,7 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("words", lambda row: row.words, count),
     Column("tools", lambda row: row.tools, count),
     Column("checks / case (mean ± 95%)", lambda row: row.checks_per_case, _mean_ci),
+    Column("not implied by the others", lambda row: row.independent_checks_per_case, _mean_ci),
     *(_stage(position) for position in range(len(STAGES))),
     Column("final / generated (%)", lambda row: row.final_share, percent),
     *(_outcome(position, label) for position, label in enumerate(OUTCOMES.values())),

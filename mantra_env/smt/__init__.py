@@ -6,6 +6,7 @@ model does not allow is refused and leaves the state unchanged) or the paper's (
 """
 
 from mantra_env.smt.encode import Encoding, EncodingError, encode
+from mantra_env.smt.implied import implied_checks
 from mantra_env.smt.queries import (
     DEFAULT_MODE,
     DEFAULT_TIMEOUT_MS,
@@ -31,4 +32,5 @@ __all__ = [
     "Witness",
     "WitnessCall",
     "encode",
+    "implied_checks",
 ]

@@ -29,6 +29,7 @@ from graders.metrics import (
 )
 from graders.report import build_report, main
 from mantra_env.domains import find_suite, load_domain
+from mantra_env.smt import implied_checks
 from mantra_env.store import RolloutStore
 
 from ..helpers_rollouts import ATTEMPTS, GENERATION_COUNTS, generated_suite, run_scripted
@@ -275,7 +276,8 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 # -- the validation funnel of generated suites ------------------------------------------------------------------
 
 FUNNEL_TITLE = GENERATION_TITLE
-FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "generated", "forward-validated",
+FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "not implied by the others",
+                 "generated", "forward-validated",
                  "backward-validated", "final", "final / generated (%)", "awaiting a human", "rejected",
                  "replay failed", "passed by a trivial agent", "screened out (by reason)"]  # fmt: skip
 
@@ -283,6 +285,11 @@ FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95
 DOMAIN = load_domain("operations")
 _CHECKS = [len(case.checks) for case in find_suite("operations/starter")[1].cases]
 STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} ± {bootstrap_ci([float(n) for n in _CHECKS]).half_width:.2f}"
+_OWN = [  # checks that the case's other checks do not imply (tests/smt/test_implied.py tests the query)
+    float(len(case.checks) - len(implied_checks(case.checks, DOMAIN.tool_specs())))
+    for case in find_suite("operations/starter")[1].cases
+]
+STARTER_OWN = f"{sum(_OWN) / len(_OWN):.2f} ± {bootstrap_ci(_OWN).half_width:.2f}"
 
 
 def expected_funnel_row(counts: dict[str, int]) -> list[str]:
@@ -290,7 +297,7 @@ def expected_funnel_row(counts: dict[str, int]) -> list[str]:
     outcomes = ("awaiting_human", "rejected", "replay_failed", "trivially_passed")
     screened = "none" if "replay_failed" in counts else "n/a"  # a screened manifest with nothing screened out
     return ["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
-            STARTER_CHECKS, *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
+            STARTER_CHECKS, STARTER_OWN, *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
             *(str(counts[o]) if o in counts else "n/a" for o in outcomes), screened]  # fmt: skip
 
 
