@@ -168,7 +168,12 @@ def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
             "content": "You write the trace-level checks that decide whether an agent's tool-call trace for a "
             "scenario complies with a manual excerpt. A compliant trace must satisfy every check; a non-compliant "
             "one must fail at least one. Cover required calls, forbidden calls and the ordering between dependent "
-            "calls, with arguments grounded in the scenario's values.\n\n" + CHECK_LANGUAGE,
+            "calls, with arguments grounded in the scenario's values. When the manual refuses what the customer "
+            "confirmed, forbid the action itself (NO-CALL tool()), not only the refused terms: the customer "
+            "confirmed nothing else. A check that another check already implies adds nothing (a pinned NO-CALL "
+            "beside the bare one, a CALL that a PRECEDES of the same call requires anyway). `CALL x() AFTER CALL "
+            "y()` holds when x is never called: to require a call in an order, use PRECEDES or FOLLOWS."
+            "\n\n" + CHECK_LANGUAGE,
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenario:\n{scenario}"},
     ]
