@@ -58,6 +58,9 @@ from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
 from mantra_env.worldmodel.typecheck import CheckedModel
 
 DEFAULT_TIMEOUT_MS = 20_000
+# Making a witness readable (``CaseSolver._readable``) is cosmetic: a few short checks at most.
+READABLE_TIMEOUT_MS = 2_000
+READABLE_ROUNDS = 4
 Mode: TypeAlias = Semantics
 # Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
 DEFAULT_MODE: Mode = "refusal"
@@ -241,8 +244,9 @@ class CaseSolver:
     # --- queries -----------------------------------------------------------------------------------------------
 
     def forward(self, shortest: bool = False) -> QueryResult:
-        """The forward conflict query of the solver's mode; ``shortest`` shortens a conflict's witness (a few
-        more solver calls: worth it when a person or a judge reads the witness)."""
+        """The forward conflict query of the solver's mode; ``shortest`` shortens a conflict's witness and makes
+        its arguments readable (:meth:`_readable`; a few more solver calls: worth it when a person or a judge
+        reads the witness)."""
         focus = [tool for tool in self.encoding.layout.tools if tool in self.encoding.check_tools]
         # FOCUS (paper: focus preconditions ∧ goal; refusal: checks on accepted calls ∧ goal) is part of the
         # base formula; assuming its negation instead of asserting it under push/pop keeps the solver in one
@@ -250,7 +254,7 @@ class CaseSolver:
         assumptions = [*self._checks(), z3.Not(self._bool("FOCUS")), *self._fit()]
         result, model = self._run("forward", assumptions, None)
         if model is not None:
-            model = self._readable(assumptions, self._shortest(assumptions, model) if shortest else model)
+            model = self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
             result = result.model_copy(update={"witness": self._witness(model, focus, goal=True)})
         return result
 
@@ -261,7 +265,7 @@ class CaseSolver:
         assumptions = [*others, z3.Not(self._bool(f"c_{j}")), *self._world(), *self._fit()]
         result, model = self._run("backward", assumptions, self.check_ids[j])
         if model is not None:
-            model = self._readable(assumptions, self._shortest(assumptions, model) if shortest else model)
+            model = self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
             witness = self._witness(model, (), goal=False)
             violation = f"check {self.check_ids[j]}: {format_check(self.encoding.checks[j])}"
             result = result.model_copy(update={"witness": witness.model_copy(update={"violations": [violation]})})
@@ -319,12 +323,17 @@ class CaseSolver:
         scenario's value of that name, else (``unnamed``) an unnamed value (``<value #n>``), never another
         parameter's literal (``first_name="#W7647140"``); without ``unnamed`` (the oracle's trace, which must
         not carry placeholders) it keeps the solver's value there. Preferences the query cannot meet (the world
-        model needs the value) are dropped, found through unsat cores; a solver time-out keeps the model."""
+        model needs the value) are dropped, found through unsat cores.
+
+        Cosmetic, so it must never cost an answer: the preference clauses live in a push/pop scope (left in the
+        solver, they slowed every later query; benchmarks/smt.py 15+L at h=32 went from 2 s to 54 s and a backward
+        query timed out), each check gets at most :data:`READABLE_TIMEOUT_MS`, at most :data:`READABLE_ROUNDS`
+        checks are made, and whatever fails keeps the model as it was."""
         layout, length = self.encoding.layout, self._length(model)
         fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
         if length < self.encoding.bound:
             fixed.append(self._int(f"t_{length}") == self.encoding.noop)
-        choices: list[list[z3.BoolRef]] = []  # per free argument, its preferences in order (the first is tried)
+        wanted: list[list[z3.BoolRef]] = []  # per free argument, its preferences in order (the first is tried)
         for i in range(length):
             tool = layout.tools[model.eval(self._int(f"t_{i}"), model_completion=True).as_long()]
             for name, slot in layout.slots[tool].items():
@@ -332,28 +341,45 @@ class CaseSolver:
                     continue
                 if slot.optional and not z3.is_true(model.eval(self._bool(slot.flag(i)))):
                     continue
-                current = model.eval(self._int(slot.var(i)), model_completion=True).as_long()
+                arg = self._int(slot.var(i))
+                current = model.eval(arg, model_completion=True).as_long()
                 if current in self._natural_ids(tool, name):
-                    choices.append([self._prefers(slot.var(i), current)])
+                    wanted.append([arg == current])
                     continue
                 stated = self._stated_id(name)
                 options = [value for value in (stated, None) if value is not None or unnamed]
-                if options:
-                    choices.append([self._prefers(slot.var(i), value) for value in options])
-        for _ in range(sum(len(options) for options in choices) + 1):
-            try:
-                answer = self.solver.check(*assumptions, *fixed, *(options[0] for options in choices))
-            except z3.Z3Exception:
-                return model
-            if answer == z3.sat:
-                return self.solver.model()
-            core = {str(literal) for literal in self.solver.unsat_core()} if answer == z3.unsat else set()
-            if not any(str(options[0]) in core for options in choices):
-                return model
-            # a preference in the core gives way to the next one (or to any value)
-            choices = [options[1:] if str(options[0]) in core else options for options in choices]
-            choices = [options for options in choices if options]
-        return model
+                outside = arg >= len(layout.interned)
+                wanted.append([outside if value is None else arg == value for value in options])
+        wanted = [options for options in wanted if options]
+        if not wanted:
+            return model
+        solver = self.solver
+        solver.push()
+        solver.set("timeout", min(self.timeout_ms, READABLE_TIMEOUT_MS))
+        try:
+            # assumptions must be literals: each preference is guarded by a Bool of this scope
+            guards = [[z3.Bool(f"prefer_{n}_{k}", self._ctx) for k in range(len(o))] for n, o in enumerate(wanted)]
+            for options, literals in zip(wanted, guards, strict=True):
+                for preference, literal in zip(options, literals, strict=True):
+                    solver.add(z3.Implies(literal, preference))
+            for _ in range(READABLE_ROUNDS):
+                answer = solver.check(*assumptions, *fixed, *(literals[0] for literals in guards))
+                if answer == z3.sat:
+                    return solver.model()
+                if answer != z3.unsat:
+                    return model
+                core = {str(literal) for literal in solver.unsat_core()}
+                if not any(str(literals[0]) in core for literals in guards):
+                    return model
+                # a preference in the core gives way to the next one (or to any value)
+                guards = [literals[1:] if str(literals[0]) in core else literals for literals in guards]
+                guards = [literals for literals in guards if literals]
+            return model
+        except z3.Z3Exception:
+            return model
+        finally:
+            solver.pop()
+            solver.set("timeout", self.timeout_ms)
 
     def _natural_ids(self, tool: str, name: str) -> set[int]:
         """Interned values that belong to ``tool``'s parameter ``name``: what the checks pin for it, and the
@@ -372,16 +398,6 @@ class CaseSolver:
     def _stated_id(self, name: str) -> int | None:
         key = value_key(self.encoding.initial[name]) if name in self.encoding.initial else None
         return self.encoding.layout.interned.get(key) if key is not None else None
-
-    def _prefers(self, var: str, value: int | None) -> z3.BoolRef:
-        """A literal that makes ``var`` equal ``value`` (None: a value outside the intern table), guarded like
-        :meth:`_reads_at` so that the preference binds only when assumed."""
-        name = f"prefer_{var}_{'other' if value is None else value}"
-        if name not in self._consts:
-            arg = self._int(var)
-            wanted = arg >= len(self.encoding.layout.interned) if value is None else arg == value
-            self.solver.add(z3.Implies(self._bool(name), wanted))
-        return self._bool(name)
 
     def _reads_at(self, i: int, reads: Sequence[int]) -> z3.BoolRef:
         """A literal that makes step ``i`` call a read tool (assumptions must be literals, so the disjunction
