@@ -11,10 +11,12 @@ The oracle's plan
     allows. Arguments are filled per call, in this order:
 
     1. arguments that some check pins for that tool take the witness's value (the solver chose the pinned
-       value, so the call matches the check);
+       value, so the call matches the check); a list the checks pin in another order of the same items takes
+       the check's order (the solver's order of an unordered list is arbitrary);
     2. the case's ``argument_bindings[tool]`` fill the arguments the checks leave open (addresses, dates,
        free text: values the checks deliberately do not pin, see the paper on brittle checks);
-    3. any other concrete witness value (e.g. a quantity the world model fixes) is used as is.
+    3. any other concrete witness value (e.g. a quantity the world model fixes) is used as is; a value nothing
+       in the case asks for is a placeholder in the witness (never another parameter's literal) and left out.
 
     A required parameter still missing is an :class:`OracleError` naming the case, tool and parameter.
 """
@@ -80,16 +82,17 @@ def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Act
 
 def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -> list[Action]:
     specs = {spec.name: spec for spec in tools}
-    pinned: dict[str, set[str]] = {}
+    pinned: dict[str, dict[str, list[Any]]] = {}  # tool -> parameter -> the literals checks pin
     for entry in case.checks:
         for atom in entry.check.atoms:
-            pinned.setdefault(atom.tool, set()).update(atom.args)
+            for name, literal in atom.args.items():
+                pinned.setdefault(atom.tool, {}).setdefault(name, []).append(literal)
     plan: list[Action] = []
     for step, call in enumerate(witness.calls):
         args: dict[str, Any] = {
-            name: value
+            name: value if _paired(specs, call.tool, name) else _in_pinned_order(value, pinned[call.tool][name])
             for name, value in call.args.items()
-            if name in pinned.get(call.tool, set()) and not _is_placeholder(value)
+            if name in pinned.get(call.tool, {}) and not _is_placeholder(value)
         }
         for name, value in case.argument_bindings.get(call.tool, {}).items():
             args.setdefault(name, value)
@@ -105,6 +108,22 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
             )
         plan.append({"tool": call.tool, "arguments": args})
     return plan
+
+
+def _paired(specs: dict[str, ToolSpec], tool: str, name: str) -> bool:
+    spec = specs.get(tool)
+    return spec is not None and spec.ordered(name)
+
+
+def _in_pinned_order(value: Any, literals: list[Any]) -> Any:
+    """``value``, or the first pinned literal holding the same items in another order (for a list matched as
+    a set; a list paired by position with others keeps the solver's order, which keeps the pairs)."""
+    if isinstance(value, list):
+        key = sorted(map(json.dumps, value))
+        for literal in literals:
+            if isinstance(literal, list) and sorted(map(json.dumps, literal)) == key:
+                return list(literal)
+    return value
 
 
 class OraclePolicy(ScriptedPolicy):

@@ -284,8 +284,9 @@ class CaseSolver:
         result, model = self._run("witness", assumptions, None)
         if model is not None:
             model = self._canonical(assumptions, self._shortest(assumptions, model))
-            # the oracle replays it: the scenario's own values where they fit, never a placeholder
-            model = self._readable(assumptions, model, unnamed=False)
+            # the scenario's own values where they fit; a value nothing asks for is marked (the oracle leaves
+            # it to the case's bindings), so no argument carries another parameter's literal by accident
+            model = self._readable(assumptions, model)
             result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
         return result
 
@@ -317,12 +318,12 @@ class CaseSolver:
             fixed.append(step == high)
         return model
 
-    def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef, unnamed: bool = True) -> z3.ModelRef:
+    def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """The same calls with arguments a reader can follow: each string argument keeps its value if the checks
         pin it for that parameter or the scenario states it under the parameter's name, else takes the
-        scenario's value of that name, else (``unnamed``) an unnamed value (``<value #n>``), never another
-        parameter's literal (``first_name="#W7647140"``); without ``unnamed`` (the oracle's trace, which must
-        not carry placeholders) it keeps the solver's value there. Preferences the query cannot meet (the world
+        scenario's value of that name, else an unnamed value (``<value #n>``), never another parameter's literal
+        (``first_name="#W7647140"``); the oracle leaves an unnamed value to the case's argument bindings or out,
+        since nothing in the case asks for it. Preferences the query cannot meet (the world
         model needs the value) are dropped, found through unsat cores.
 
         Cosmetic, so it must never cost an answer: the preference clauses live in a push/pop scope (left in the
@@ -347,10 +348,8 @@ class CaseSolver:
                     wanted.append([arg == current])
                     continue
                 stated = self._stated_id(name)
-                options = [value for value in (stated, None) if value is not None or unnamed]
                 outside = arg >= len(layout.interned)
-                wanted.append([outside if value is None else arg == value for value in options])
-        wanted = [options for options in wanted if options]
+                wanted.append([outside] if stated is None else [arg == stated, outside])
         if not wanted:
             return model
         solver = self.solver
