@@ -65,11 +65,14 @@ class ReplayProvider:
         self.answers: dict[str, str] = {}
         self.source: Path | None = None
         self.served: list[str] = []
+        self.missed: list[str] = []
+        """Keys asked for with no recorded answer (each became that request's failure)."""
         self._lock = threading.Lock()
 
     def load(self, path: Path | None) -> None:
         self.source = path
         self.answers = load_fixture(path) if path is not None else {}
+        self.missed = []
 
     def answer(self, key: str) -> str:
         with self._lock:
@@ -77,6 +80,7 @@ class ReplayProvider:
                 where = self.source or "(no fixture: set llm.replay.path)"
                 near = sorted(k for k in self.answers if k.split("#")[0] == key.split("#")[0])
                 hint = f"; recorded for this request: {', '.join(near)}" if near else ""
+                self.missed.append(key)
                 raise ReplayMissing(f"no recorded response for request {key!r} in {where}{hint}")
             self.served.append(key)
             return self.answers[key]

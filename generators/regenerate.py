@@ -1,0 +1,198 @@
+"""``python -m generators.regenerate DOMAIN [--write] [--keep RUN_DIR]``
+
+Rebuilds a domain's generated suite from its recording: the domain's ``generation.yaml`` runs in a fresh run
+directory with every stage answered by ``replay/recorded`` from ``generation.recorded.jsonl`` (the answers the
+exchange run recorded, rejected ones included), and the exported suite is compared byte for byte with the one the
+domain ships in ``suites/<export.suite_name>/``. Exit 0 when they are identical, 1 with the first difference
+otherwise. ``--write`` puts the regenerated suite in place instead (how a finished run's suite is shipped: the
+shipped bytes are then by construction what the recording regenerates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from generators.config import GenerationConfig, load_config
+from generators.pipeline import run_pipeline
+from generators.replay import PROVIDER
+from mantra_env.cli import command_parser, run_command
+from mantra_env.domains import domain_names, load_domain
+from mantra_env.errors import MantraError
+
+SUITE_FILES = ("suite.jsonl", "manifest.json")
+RECORDING = "generation.recorded.jsonl"
+REPLAY_MODEL = "replay/recorded"
+
+
+class RegenerateError(MantraError, ValueError):
+    """A domain cannot be regenerated (no config, no recording, or the replay stopped short)."""
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    shipped: Path
+    """The domain's suite folder."""
+    rebuilt: Path
+    """The folder the replay exported."""
+    differences: list[str]
+    """One line per file that differs (empty: byte-identical)."""
+
+
+def replay_config(domain_folder: Path, runs: Path) -> GenerationConfig:
+    """The domain's generation config with every stage answered from its recording, runs under ``runs``."""
+    config_path, recording = domain_folder / "generation.yaml", domain_folder / RECORDING
+    for needed in (config_path, recording):
+        if not needed.is_file():
+            raise RegenerateError(f"{needed} does not exist: a generated suite ships with its config and recording")
+    env = {"MANTRA_GENERATOR_MODEL": REPLAY_MODEL, "MANTRA_JUDGE_MODEL": REPLAY_MODEL, "MANTRA_RUNS": str(runs)}
+    config = load_config(config_path, env)
+    llm = config.llm.model_copy(
+        update={"replay": config.llm.replay.model_copy(update={"path": recording.resolve(), "record_to": None})}
+    )
+    return config.model_copy(update={"llm": llm, "run_dir_base": runs})
+
+
+def regenerate(domain: str, work: Path) -> Regenerated:
+    """Replay ``domain``'s recording in ``work`` and compare the export with the shipped suite."""
+    folder = load_domain(domain).folder
+    if folder is None:
+        raise RegenerateError(f"domain {domain!r} has no folder to regenerate from")
+    return regenerate_folder(folder, work)
+
+
+def regenerate_folder(folder: Path, work: Path) -> Regenerated:
+    """Replay the recording of the domain folder ``folder`` in ``work`` and compare with its shipped suite."""
+    config = replay_config(folder, work)
+    try:
+        result = run_pipeline(config, work / "run")
+    except MantraError:
+        if PROVIDER.missed:  # the missing answers are the cause (e.g. no case left to export)
+            raise _missing(folder) from None
+        raise
+    if PROVIDER.missed:
+        raise _missing(folder)
+    if result.suite_dir is None:
+        raise RegenerateError(
+            f"the replay of {folder / RECORDING} stopped before the export ({len(result.pending)} requests without "
+            "a recorded answer): record the run again from its exchange folder"
+        )
+    shipped = folder / "suites" / config.export.suite_name
+    return Regenerated(shipped, result.suite_dir, _differences(shipped, result.suite_dir))
+
+
+def _missing(folder: Path) -> RegenerateError:
+    keys = sorted(set(PROVIDER.missed))
+    return RegenerateError(
+        f"{folder / RECORDING} has no answer for {len(keys)} request(s) the replay asked "
+        f"({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): it is not the run's whole record; "
+        "restore it into an exchange run (`python -m generators.exchange restore`), answer what is missing and "
+        "record the finished run again"
+    )
+
+
+def _differences(shipped: Path, rebuilt: Path) -> list[str]:
+    found = []
+    for name in SUITE_FILES:
+        old, new = shipped / name, rebuilt / name
+        if not old.is_file():
+            found.append(f"{old}: not shipped")
+        elif old.read_bytes() != new.read_bytes():
+            found.append(f"{old}: {_first_difference(old.read_text(), new.read_text())}")
+    return found
+
+
+def _first_difference(old: str, new: str) -> str:
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if before != after:
+            return f"line {number} differs ({_case_id(before)}): shipped {before[:120]!r}, rebuilt {after[:120]!r}"
+    return f"shipped has {len(old_lines)} lines, rebuilt {len(new_lines)}"
+
+
+def _case_id(line: str) -> str:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return "not JSON"
+    return f"case {value.get('id')}" if isinstance(value, dict) and "id" in value else "not a case"
+
+
+def shipped_generated(domains: Sequence[str]) -> list[str]:
+    """The domains among ``domains`` that ship a generated suite with the config and recording it came from."""
+    found = []
+    for domain in domains:
+        folder = load_domain(domain).folder
+        if folder is None or not (folder / "generation.yaml").is_file() or not (folder / RECORDING).is_file():
+            continue
+        config = replay_config(folder, Path("runs"))
+        if (folder / "suites" / config.export.suite_name / "suite.jsonl").is_file():
+            found.append(domain)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = command_parser(
+        "generators.regenerate",
+        __doc__.split("\n\n")[1],
+        "retail            # rebuild and compare (what make test runs)",
+        "retail --write    # ship the suite the recording regenerates",
+        "--all             # every domain that ships a generated suite (what make test runs)",
+    )
+    parser.add_argument("domain", nargs="?", help="a domain with generation.yaml and generation.recorded.jsonl")
+    parser.add_argument(
+        "--all", action="store_true", help="check every domain that ships a generated suite (what make test runs)"
+    )
+    parser.add_argument("--write", action="store_true", help="replace the shipped suite with the rebuilt one")
+    parser.add_argument("--keep", type=Path, metavar="RUN_DIR", help="replay in this folder and keep it")
+    args = parser.parse_args(argv)
+    return run_command(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.all == (args.domain is not None):
+        raise RegenerateError("name one domain or pass --all (every domain that ships a generated suite)")
+    if args.all:
+        return _check_all()
+    if args.keep is not None:
+        return _report(args, regenerate(args.domain, args.keep))
+    with tempfile.TemporaryDirectory(prefix="mantra-regenerate-") as work:
+        return _report(args, regenerate(args.domain, Path(work)))
+
+
+def _check_all() -> int:
+    domains = shipped_generated(domain_names())
+    if not domains:
+        print("no domain ships a generated suite yet: nothing to regenerate")
+        return 0
+    failed = 0
+    for domain in domains:
+        with tempfile.TemporaryDirectory(prefix="mantra-regenerate-") as work:
+            found = regenerate(domain, Path(work))
+        print("\n".join(found.differences) or f"{found.shipped}: byte-identical to the replay of {RECORDING}")
+        failed += bool(found.differences)
+    return 1 if failed else 0
+
+
+def _report(args: argparse.Namespace, found: Regenerated) -> int:
+    if args.write:
+        found.shipped.mkdir(parents=True, exist_ok=True)
+        for name in SUITE_FILES:
+            shutil.copyfile(found.rebuilt / name, found.shipped / name)
+        print(f"wrote {found.shipped} from the replay of {RECORDING}")
+        return 0
+    if found.differences:
+        print("\n".join(found.differences))
+        print(f"the shipped suite is not what {RECORDING} regenerates; `--write` ships the rebuilt one")
+        return 1
+    print(f"{found.shipped}: byte-identical to the replay of {RECORDING}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""``generators.regenerate``: a domain folder's generated suite rebuilt from its recording, byte for byte.
+
+The domain folder is built from the ops-mini fixture: its config as ``generation.yaml``, its recorded answers as
+``generation.recorded.jsonl`` (the format an exchange run records), and the suite shipped by ``--write``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generators.regenerate import RECORDING, RegenerateError, regenerate_folder, shipped_generated
+from generators.regenerate import main as regenerate_main
+from generators.replay import load_fixture
+
+FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
+pytestmark = pytest.mark.slow
+
+
+def _domain_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "ops-mini-domain"
+    folder.mkdir()
+    text = (FIXTURE / "config.yaml").read_text(encoding="utf-8").replace("  replay:\n    path: responses.yaml\n", "")
+    text = text.replace("document_path: manual.md", f"document_path: {FIXTURE / 'manual.md'}")
+    (folder / "generation.yaml").write_text(text, encoding="utf-8")
+    lines = [
+        json.dumps({"key": key, "response": text}) for key, text in load_fixture(FIXTURE / "responses.yaml").items()
+    ]
+    (folder / RECORDING).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _ship(folder: Path, tmp_path: Path) -> Path:
+    found = regenerate_folder(folder, tmp_path / "first")
+    shipped = folder / "suites" / "ops-mini"
+    shipped.mkdir(parents=True)
+    for name in ("suite.jsonl", "manifest.json"):
+        (shipped / name).write_bytes((found.rebuilt / name).read_bytes())
+    return shipped
+
+
+def test_a_second_replay_is_byte_identical_and_a_changed_suite_is_named(tmp_path: Path) -> None:
+    folder = _domain_folder(tmp_path)
+    shipped = _ship(folder, tmp_path)
+    again = regenerate_folder(folder, tmp_path / "second")
+    assert again.shipped == shipped and again.differences == []
+    suite = shipped / "suite.jsonl"
+    lines = suite.read_text().splitlines()
+    first = json.loads(lines[1])
+    first["relevant_tools"] = [*first["relevant_tools"], "edited_by_hand"]
+    suite.write_text("\n".join([lines[0], json.dumps(first), *lines[2:]]) + "\n")
+    changed = regenerate_folder(folder, tmp_path / "third")
+    assert len(changed.differences) == 1
+    assert f"line 2 differs (case {first['id']})" in changed.differences[0]
+    (shipped / "manifest.json").unlink()
+    assert any("manifest.json: not shipped" in line for line in regenerate_folder(folder, tmp_path / "4").differences)
+
+
+def test_a_recording_without_an_answer_stops_with_what_to_do(tmp_path: Path) -> None:
+    folder = _domain_folder(tmp_path)
+    recording = folder / RECORDING
+    kept = [line for line in recording.read_text().splitlines() if '"smt_full_pass/' not in line]
+    recording.write_text("\n".join(kept) + "\n")
+    with pytest.raises(RegenerateError, match=r"no answer for 1 request\(s\) the replay asked \(smt_full_pass/s000#0"):
+        regenerate_folder(folder, tmp_path / "run")
+    recording.unlink()
+    with pytest.raises(RegenerateError, match=r"generation\.recorded\.jsonl does not exist"):
+        regenerate_folder(folder, tmp_path / "run2")
+
+
+def test_the_command_needs_a_domain_or_all(capsys: pytest.CaptureFixture[str]) -> None:
+    assert regenerate_main([]) == 2
+    assert "name one domain or pass --all" in capsys.readouterr().err
+    assert regenerate_main(["retail", "--all"]) == 2
+    assert regenerate_main(["no-such-domain"]) == 2
+    assert "no-such-domain" in capsys.readouterr().err
+
+
+def test_all_checks_exactly_the_domains_that_ship_a_generated_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    from mantra_env.domains import domain_names, load_domain
+
+    shipped = shipped_generated(domain_names())
+    for domain in domain_names():
+        folder = load_domain(domain).folder
+        assert folder is not None
+        ships = (folder / "suites" / "generated" / "suite.jsonl").is_file() and (folder / RECORDING).is_file()
+        assert (domain in shipped) == ships
+    assert regenerate_main(["--all"]) == 0
+    out = capsys.readouterr().out
+    if shipped:
+        assert out.count("byte-identical") == len(shipped)
+    else:
+        assert "no domain ships a generated suite yet" in out
