@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -26,6 +27,8 @@ from mantra_env.domains import domain_names, load_domain
 from mantra_env.errors import MantraError
 
 SUITE_FILES = ("suite.jsonl", "manifest.json")
+SAMPLE_IN_ID = re.compile(r"-(s\d{3})-\d+$")
+"""A case id ends with its sample and scenario number: ``generated-s004-2``."""
 RECORDING = "generation.recorded.jsonl"
 REPLAY_MODEL = "replay/recorded"
 
@@ -58,17 +61,26 @@ def replay_config(domain_folder: Path, runs: Path) -> GenerationConfig:
     return config.model_copy(update={"llm": llm, "run_dir_base": runs})
 
 
-def regenerate(domain: str, work: Path) -> Regenerated:
+def regenerate(domain: str, work: Path, samples: int | None = None) -> Regenerated:
     """Replay ``domain``'s recording in ``work`` and compare the export with the shipped suite."""
     folder = load_domain(domain).folder
     if folder is None:
         raise RegenerateError(f"domain {domain!r} has no folder to regenerate from")
-    return regenerate_folder(folder, work)
+    return regenerate_folder(folder, work, samples)
 
 
-def regenerate_folder(folder: Path, work: Path) -> Regenerated:
-    """Replay the recording of the domain folder ``folder`` in ``work`` and compare with its shipped suite."""
+def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> Regenerated:
+    """Replay the recording of the domain folder ``folder`` in ``work`` and compare with its shipped suite.
+
+    ``samples``: replay only the first ``samples`` samples (samples are drawn one after another, so they are the
+    full run's first ones) and compare their cases with the shipped suite's cases of those samples.
+    """
     config = replay_config(folder, work)
+    if samples is not None:
+        if samples < 1:
+            raise RegenerateError(f"--samples must be 1 or more, got {samples}")
+        sampling = config.sampling.model_copy(update={"max_samples": min(samples, config.sampling.max_samples)})
+        config = config.model_copy(update={"sampling": sampling})
     try:
         result = run_pipeline(config, work / "run")
     except MantraError:
@@ -83,7 +95,9 @@ def regenerate_folder(folder: Path, work: Path) -> Regenerated:
             "a recorded answer): record the run again from its exchange folder"
         )
     shipped = folder / "suites" / config.export.suite_name
-    return Regenerated(shipped, result.suite_dir, _differences(shipped, result.suite_dir))
+    if samples is None:
+        return Regenerated(shipped, result.suite_dir, _differences(shipped, result.suite_dir))
+    return Regenerated(shipped, result.suite_dir, _sample_differences(shipped, result.suite_dir, samples))
 
 
 def _missing(folder: Path) -> RegenerateError:
@@ -105,6 +119,24 @@ def _differences(shipped: Path, rebuilt: Path) -> list[str]:
         elif old.read_bytes() != new.read_bytes():
             found.append(f"{old}: {_first_difference(old.read_text(), new.read_text())}")
     return found
+
+
+def _sample_differences(shipped: Path, rebuilt: Path, samples: int) -> list[str]:
+    """The shipped cases of the first ``samples`` samples against the rebuilt suite's cases (all of theirs)."""
+    old = shipped / "suite.jsonl"
+    if not old.is_file():
+        return [f"{old}: not shipped"]
+    wanted = {f"s{index:03d}" for index in range(samples)}
+    kept = [line for line in old.read_text(encoding="utf-8").splitlines() if _sample_of(line) in wanted]
+    new = (rebuilt / "suite.jsonl").read_text(encoding="utf-8").splitlines()
+    if kept == new:
+        return []
+    return [f"{old} (cases of the first {samples} samples): {_first_difference(chr(10).join(kept), chr(10).join(new))}"]
+
+
+def _sample_of(line: str) -> str | None:
+    found = SAMPLE_IN_ID.search(str(json.loads(line).get("id", "")))
+    return found.group(1) if found else None
 
 
 def _first_difference(old: str, new: str) -> str:
@@ -150,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--write", action="store_true", help="replace the shipped suite with the rebuilt one")
     parser.add_argument("--keep", type=Path, metavar="RUN_DIR", help="replay in this folder and keep it")
+    parser.add_argument(
+        "--samples", type=int, metavar="N", help="replay only the first N samples and compare their cases (quicker)"
+    )
     args = parser.parse_args(argv)
     return run_command(lambda: _run(args))
 
@@ -158,14 +193,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.all == (args.domain is not None):
         raise RegenerateError("name one domain or pass --all (every domain that ships a generated suite)")
     if args.all:
-        return _check_all()
+        return _check_all(args.samples)
+    if args.write and args.samples is not None:
+        raise RegenerateError("--write ships a whole suite: drop --samples")
     if args.keep is not None:
-        return _report(args, regenerate(args.domain, args.keep))
+        return _report(args, regenerate(args.domain, args.keep, args.samples))
     with tempfile.TemporaryDirectory(prefix="mantra-regenerate-") as work:
-        return _report(args, regenerate(args.domain, Path(work)))
+        return _report(args, regenerate(args.domain, Path(work), args.samples))
 
 
-def _check_all() -> int:
+def _check_all(samples: int | None) -> int:
     domains = shipped_generated(domain_names())
     if not domains:
         print("no domain ships a generated suite yet: nothing to regenerate")
@@ -173,8 +210,8 @@ def _check_all() -> int:
     failed = 0
     for domain in domains:
         with tempfile.TemporaryDirectory(prefix="mantra-regenerate-") as work:
-            found = regenerate(domain, Path(work))
-        print("\n".join(found.differences) or f"{found.shipped}: byte-identical to the replay of {RECORDING}")
+            found = regenerate(domain, Path(work), samples)
+        print("\n".join(found.differences) or _identical(found, samples))
         failed += bool(found.differences)
     return 1 if failed else 0
 
@@ -190,8 +227,13 @@ def _report(args: argparse.Namespace, found: Regenerated) -> int:
         print("\n".join(found.differences))
         print(f"the shipped suite is not what {RECORDING} regenerates; `--write` ships the rebuilt one")
         return 1
-    print(f"{found.shipped}: byte-identical to the replay of {RECORDING}")
+    print(_identical(found, args.samples))
     return 0
+
+
+def _identical(found: Regenerated, samples: int | None) -> str:
+    part = "" if samples is None else f" (the cases of its first {samples} samples)"
+    return f"{found.shipped}{part}: byte-identical to the replay of {RECORDING}"
 
 
 if __name__ == "__main__":

@@ -58,6 +58,23 @@ def test_a_second_replay_is_byte_identical_and_a_changed_suite_is_named(tmp_path
     assert any("manifest.json: not shipped" in line for line in regenerate_folder(folder, tmp_path / "4").differences)
 
 
+def test_a_subset_of_samples_compares_only_their_cases(tmp_path: Path) -> None:
+    folder = _domain_folder(tmp_path)
+    shipped = _ship(folder, tmp_path)
+    suite = shipped / "suite.jsonl"
+    lines = suite.read_text().splitlines()
+    other = json.loads(lines[0])
+    other["id"] = other["id"].replace("-s000-", "-s001-")  # a case of a sample the subset does not replay
+    suite.write_text("\n".join([*lines, json.dumps(other)]) + "\n")
+    assert regenerate_folder(folder, tmp_path / "one", samples=1).differences == []
+    assert regenerate_folder(folder, tmp_path / "whole").differences != []  # the whole suite has one case more
+    suite.write_text("\n".join(lines[1:]) + "\n")  # a case of s000 is missing
+    (difference,) = regenerate_folder(folder, tmp_path / "two", samples=1).differences
+    assert "cases of the first 1 samples" in difference
+    with pytest.raises(RegenerateError, match="1 or more"):
+        regenerate_folder(folder, tmp_path / "zero", samples=0)
+
+
 def test_a_recording_without_an_answer_stops_with_what_to_do(tmp_path: Path) -> None:
     folder = _domain_folder(tmp_path)
     recording = folder / RECORDING
@@ -87,7 +104,7 @@ def test_all_checks_exactly_the_domains_that_ship_a_generated_suite(capsys: pyte
         assert folder is not None
         ships = (folder / "suites" / "generated" / "suite.jsonl").is_file() and (folder / RECORDING).is_file()
         assert (domain in shipped) == ships
-    assert regenerate_main(["--all"]) == 0
+    assert regenerate_main(["--all", "--samples", "2"]) == 0  # a full replay of a domain takes minutes
     out = capsys.readouterr().out
     if shipped:
         assert out.count("byte-identical") == len(shipped)
