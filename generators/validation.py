@@ -362,7 +362,12 @@ class _Loop:
         if forward == "consistent" and backward == "consistent":
             if found:
                 return ScenarioOutcome(status="validated", **fields)
-            return ScenarioOutcome(status="rejected", reason="no compliant trace within the bound", **fields)
+            if evaluation.witness is not None and evaluation.witness.status == "infeasible":
+                return ScenarioOutcome(status="rejected", reason="no compliant trace within the bound", **fields)
+            # an undecided witness query proves nothing either way: a person decides, never a silent rejection
+            undecided = evaluation.witness.reason if evaluation.witness is not None else "not asked"
+            reason = f"the compliant-witness query did not finish ({undecided})"
+            return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
         reason = f"forward {forward}, backward {backward} after {self.rounds_used} round(s)"
         return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
 

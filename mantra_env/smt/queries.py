@@ -60,6 +60,13 @@ from mantra_env.worldmodel.typecheck import CheckedModel
 DEFAULT_TIMEOUT_MS = 20_000
 # Making a witness readable (``CaseSolver._readable``) is cosmetic: a few short checks at most.
 READABLE_TIMEOUT_MS = 2_000
+# A query's budget is counted in Z3's resource units (``rlimit``), not in seconds, so that its answer never
+# depends on the machine or on its load: a suite regenerated on a slow CI runner must be byte-identical to the
+# shipped one. Z3 spends about 1-2 million units per second on these formulas (measured on benchmarks/smt.py
+# cases, 2 cores), so a budget of N ms is N * WORK_PER_MS units; a wall clock of WALL_CLOCK_FACTOR times the
+# budget only stops a query on a machine far slower than that.
+WORK_PER_MS = 2_000
+WALL_CLOCK_FACTOR = 10
 READABLE_ROUNDS = 4
 Mode: TypeAlias = Semantics
 # Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
@@ -126,7 +133,8 @@ class CaseSolver:
         bound: the trace bound ``h``.
         initial: the scenario valuation; entries named like state variables pin the initial state.
         tools: the domain's tool specs (types the parameters; without them parameters are typed by use).
-        timeout_ms: per query; a query that runs out returns ``unknown``.
+        timeout_ms: per query, as a deterministic work budget (``timeout_ms * WORK_PER_MS`` Z3 resource units,
+            about that many milliseconds here); a query that runs out returns ``unknown``, on any machine alike.
         mode: ``"refusal"`` (default: refused calls leave the state unchanged) or ``"paper"`` (the paper's
             formulas); see the module docstring.
         list_bound: element slots per list argument (default: the longest list the inputs name, at least 3); a
@@ -181,7 +189,7 @@ class CaseSolver:
         if self._solver is None:
             started = time.perf_counter()
             solver = z3.Solver(ctx=self._ctx)
-            solver.set("timeout", self.timeout_ms)
+            self._limit(solver, self.timeout_ms)
             # Measured on benchmarks/smt.py: the dense simplex and no relevancy filtering solve these
             # formulas 2-3x faster than Z3's defaults.
             solver.set("arith.solver", 2)
@@ -192,6 +200,13 @@ class CaseSolver:
             self._solver = solver
             self.build_seconds += time.perf_counter() - started
         return self._solver
+
+    @staticmethod
+    def _limit(solver: z3.Solver, budget_ms: int) -> None:
+        """Each check of ``solver`` may spend ``budget_ms`` worth of Z3 resource units (``rlimit`` counts per
+        check), with a wall clock only as a far safety net."""
+        solver.set("rlimit", budget_ms * WORK_PER_MS)
+        solver.set("timeout", budget_ms * WALL_CLOCK_FACTOR)
 
     def _bool(self, name: str) -> z3.BoolRef:
         found = self._consts.get(name)
@@ -328,8 +343,8 @@ class CaseSolver:
 
         Cosmetic, so it must never cost an answer: the preference clauses live in a push/pop scope (left in the
         solver, they slowed every later query; benchmarks/smt.py 15+L at h=32 went from 2 s to 54 s and a backward
-        query timed out), each check gets at most :data:`READABLE_TIMEOUT_MS`, at most :data:`READABLE_ROUNDS`
-        checks are made, and whatever fails keeps the model as it was."""
+        query timed out), each check gets at most :data:`READABLE_TIMEOUT_MS` worth of work, at most
+        :data:`READABLE_ROUNDS` checks are made, and whatever fails keeps the model as it was."""
         layout, length = self.encoding.layout, self._length(model)
         fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
         if length < self.encoding.bound:
@@ -354,7 +369,7 @@ class CaseSolver:
             return model
         solver = self.solver
         solver.push()
-        solver.set("timeout", min(self.timeout_ms, READABLE_TIMEOUT_MS))
+        self._limit(solver, min(self.timeout_ms, READABLE_TIMEOUT_MS))
         try:
             # assumptions must be literals: each preference is guarded by a Bool of this scope
             guards = [[z3.Bool(f"prefer_{n}_{k}", self._ctx) for k in range(len(o))] for n, o in enumerate(wanted)]
@@ -378,7 +393,7 @@ class CaseSolver:
             return model
         finally:
             solver.pop()
-            solver.set("timeout", self.timeout_ms)
+            self._limit(solver, self.timeout_ms)
 
     def _natural_ids(self, tool: str, name: str) -> set[int]:
         """Interned values that belong to ``tool``'s parameter ``name``: what the checks pin for it, and the

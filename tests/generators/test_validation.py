@@ -5,6 +5,7 @@ are never solved twice."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from generators.replay import PROVIDER
 from generators.validation import SampleInput, validate_sample
 from mantra_env.case import CaseCheck
 from mantra_env.domains import load_domain
+from mantra_env.smt.queries import CaseSolver, QueryResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 RECORDED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]
@@ -220,3 +222,27 @@ def test_a_goal_a_human_set_is_locked_against_judges(tmp_path: Path) -> None:
     assert result.goals == {"t-1": ["(not po_created)"]} and result.outcomes[0].status == "awaiting_human"
     (entry,) = [e for e in result.history if e.get("stage") == "backward_audit"]
     assert entry["applied"] is False and "goal:t-1 was edited by a human" in str(entry["error"])
+
+
+@pytest.mark.parametrize(
+    ("status", "ending", "reason"),
+    [
+        ("infeasible", "rejected", "no compliant trace within the bound"),
+        ("unknown", "awaiting_human", "the compliant-witness query did not finish (canceled)"),
+    ],
+)
+def test_only_an_infeasible_witness_query_rejects_an_undecided_one_waits_for_a_person(
+    monkeypatch: pytest.MonkeyPatch, status: str, ending: str, reason: str
+) -> None:
+    def witness(self: CaseSolver) -> QueryResult:
+        return QueryResult(query="witness", status=status, bound=self.encoding.bound, reason="canceled")
+
+    monkeypatch.setattr(CaseSolver, "compliant_witness", witness)
+    data = _refusal_case()
+    data = dataclasses.replace(
+        data, world=data.world.model_copy(update={"goals": {"t-1": ["(not po_created)", "inventory_checked"]}})
+    )
+    result = asyncio.run(validate_sample(UndecidedJudge(), data, ValidationSettings(n_rounds=1)))  # type: ignore[arg-type]
+    (outcome,) = result.outcomes
+    assert (outcome.forward, outcome.backward, outcome.witness_found) == ("consistent", "consistent", False)
+    assert (outcome.status, outcome.reason) == (ending, reason)

@@ -7,7 +7,8 @@ import pytest
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.domains import load_domain
-from mantra_env.smt import CaseSolver, SmtInputError
+from mantra_env.smt import DEFAULT_TIMEOUT_MS, CaseSolver, SmtInputError
+from mantra_env.smt.queries import WORK_PER_MS
 from mantra_env.worldmodel import DslSyntaxError, DslTypeError
 from tests.smt.test_paper_examples import CV_MODEL, EARLY_CHECKS, INITIAL, ORDERING
 
@@ -26,6 +27,29 @@ def test_a_time_limit_gives_unknown_results_not_exceptions() -> None:
     assert all(r.reason for r in results)
     # With the default time limit the same case answers.
     assert CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 64, INITIAL, TOOLS).forward().status == "consistent"
+
+
+def _work(solver: CaseSolver) -> int:
+    statistics = solver.solver.statistics()
+    return int(statistics.get_key_value("rlimit count"))
+
+
+def test_the_budget_is_counted_in_work_so_the_answer_does_not_depend_on_the_machine() -> None:
+    # A wall-clock limit answers `unknown` on a loaded or slow machine where a quiet one finds the trace, and a
+    # regenerated suite would then differ from the shipped one. The budget is Z3 work (rlimit): a budget below
+    # the work the query needs stops it there, whatever the time; the default budget answers.
+    def fresh(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> CaseSolver:
+        return CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 32, INITIAL, TOOLS, timeout_ms=timeout_ms)
+
+    answered = fresh()
+    assert answered.compliant_witness().status == "found"
+    needed = _work(answered)
+    budget_ms = max(1, needed // WORK_PER_MS // 4)
+    stopped = fresh(budget_ms)
+    assert stopped.compliant_witness().status == "unknown"
+    # it stopped on the work budget (a little over it: Z3 looks at the counter between steps), not on a clock
+    assert _work(stopped) < needed
+    assert budget_ms * WORK_PER_MS <= _work(stopped) <= budget_ms * WORK_PER_MS * 2
 
 
 @pytest.mark.parametrize(
