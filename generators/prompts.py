@@ -172,7 +172,12 @@ def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
             "confirmed, forbid the action itself (NO-CALL tool()), not only the refused terms: the customer "
             "confirmed nothing else. A check that another check already implies adds nothing (a pinned NO-CALL "
             "beside the bare one, a CALL that a PRECEDES of the same call requires anyway). `CALL x() AFTER CALL "
-            "y()` holds when x is never called: to require a call in an order, use PRECEDES or FOLLOWS."
+            "y()` holds when x is never called: to require a call in an order, use PRECEDES or FOLLOWS. "
+            "The manual's general rules bind every scenario: a step it requires before anything else (identifying "
+            "the customer) comes before the first call that depends on it, reads included (CALL "
+            "find_customer(...) PRECEDES CALL get_order(...)), not only before the write. A confirmed action is "
+            "taken once and whole: where a partial or repeated write would use up or duplicate it, forbid it "
+            "(NO-CALL x() BEFORE CALL x(...the confirmed call...), NO-CALL x() AFTER CALL x(...))."
             "\n\n" + CHECK_LANGUAGE,
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenario:\n{scenario}"},

@@ -43,3 +43,11 @@ def test_generated_checks_take_the_order_from_the_schema() -> None:
     )
     (entry,) = parse_check_set(answer, TOOLS)
     assert entry.text == 'CALL exchange_items(item_ids=["a", "b"] PAIRED, new_item_ids=["x", "y"] PAIRED)'
+
+
+def test_the_checks_prompt_states_the_rules_first_drafts_missed() -> None:
+    # In the retail run most first-round conflicts were checks that let an order be read before the customer was
+    # identified, or let a partial return use up the order's one return: the prompt now says both.
+    system = prompts.checks("(excerpt)", TOOLS, "(scenario)")[0]["content"]
+    assert "before the first call that depends on it, reads included" in system
+    assert "NO-CALL x() BEFORE CALL x(...the confirmed call...)" in system
