@@ -7,12 +7,13 @@ well-formed check looks like. Argument values are canonicalised on construction 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -56,6 +57,15 @@ def canonical_value(value: Any, where: str = "value") -> JsonValue:
 
 class _Node(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy without the cached properties: pydantic copies ``__dict__``, where ``cached_property`` keeps
+        its values, so a copy with updated fields would otherwise answer ``atoms``, ``text`` or ``match_key``
+        from the original (an atom stamped PAIRED by ``with_list_order`` kept its unpaired atoms and key)."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name in _cached_names(type(copy)):
+            copy.__dict__.pop(name, None)
+        return copy
 
     @cached_property
     def text(self) -> str:
@@ -205,6 +215,13 @@ Check: TypeAlias = Annotated[Call | NoCall | Or | After | Before | Follows | Pre
 NODE_TYPES: tuple[type[_Node], ...] = (Call, NoCall, Or, After, Before, Follows, Precedes)
 
 Or.model_rebuild()
+
+
+@functools.cache
+def _cached_names(cls: type) -> tuple[str, ...]:
+    return tuple(
+        name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, cached_property)
+    )
 
 
 def atoms(check: Check) -> list[Call | NoCall]:
