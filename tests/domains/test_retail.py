@@ -783,9 +783,9 @@ def test_a_patch_copies_and_validates_only_its_records() -> None:
 
 
 # -- the domain's wiring -------------------------------------------------------------------------------------
-def test_the_retail_domain_has_no_suite_yet_and_says_so() -> None:
+def test_the_retail_domain_runs_its_generated_suite_by_name() -> None:
     assert load_domain("retail") is DOMAIN
-    with pytest.raises(DomainError, match="the retail domain has no suite yet"):
-        find_suite("retail")
-    with pytest.raises(DomainError, match="the retail domain has no suite yet"):
-        gym.make("mantra/retail-v1")
+    domain, suite = find_suite("retail")
+    assert domain is DOMAIN and domain.default_suite == "generated" and len(suite.cases) == 80
+    env = gym.make("mantra/retail-v1").unwrapped
+    assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]
