@@ -135,7 +135,8 @@ class CaseSolver:
         initial: the scenario valuation; entries named like state variables pin the initial state.
         tools: the domain's tool specs (types the parameters; without them parameters are typed by use).
         timeout_ms: per query, as a deterministic work budget (``timeout_ms * WORK_PER_MS`` Z3 resource units,
-            about that many milliseconds here); a query that runs out returns ``unknown``, on any machine alike.
+            a generous multiple of what that many milliseconds buy here); a query that runs out returns
+            ``unknown``, on any machine alike.
         mode: ``"refusal"`` (default: refused calls leave the state unchanged) or ``"paper"`` (the paper's
             formulas); see the module docstring.
         list_bound: element slots per list argument (default: the longest list the inputs name, at least 3); a
