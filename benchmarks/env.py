@@ -9,8 +9,8 @@ for two workloads, reset (fresh database) and grading included:
 * ``retail``: the retail domain's 3.5 MB copy-on-write database and its generated suite, every case replayed by
   the oracle (as every domain once it ships a suite; until then a fixed, realistic plan per episode stands in:
   identify the customer, read the order, the product and the customer, then change the order (swap a variant of
-  a pending order,
-  request the return of a delivered one; 40 episodes over 40 real orders, each case with a database patch);
+  a pending order, request the return of a delivered one); 40 episodes over 40 real orders, each case with a
+  database patch);
 * ``telecom``: the same on the telecom domain's 1.1 MB database (compact JSON): identify the customer, read the
   account, the line, the plan and the handset, then push network settings or refuel data; 40 episodes over 40
   real lines;

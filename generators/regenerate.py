@@ -1,4 +1,4 @@
-"""``python -m generators.regenerate DOMAIN [--write] [--keep RUN_DIR]``
+"""``python -m generators.regenerate DOMAIN | --all [--write] [--samples N] [--keep RUN_DIR]``
 
 Rebuilds a domain's generated suite from its recording: the domain's ``generation.yaml`` runs in a fresh run
 directory with every stage answered by ``replay/recorded`` from ``generation.recorded.jsonl`` (the answers the
@@ -117,7 +117,7 @@ def _differences(shipped: Path, rebuilt: Path) -> list[str]:
         if not old.is_file():
             found.append(f"{old}: not shipped")
         elif old.read_bytes() != new.read_bytes():
-            found.append(f"{old}: {_first_difference(old.read_text(), new.read_text())}")
+            found.append(f"{old}: {_first_difference(old.read_text().splitlines(), new.read_text().splitlines())}")
     return found
 
 
@@ -131,7 +131,7 @@ def _sample_differences(shipped: Path, rebuilt: Path, samples: int) -> list[str]
     new = (rebuilt / "suite.jsonl").read_text(encoding="utf-8").splitlines()
     if kept == new:
         return []
-    return [f"{old} (cases of the first {samples} samples): {_first_difference(chr(10).join(kept), chr(10).join(new))}"]
+    return [f"{old} (cases of the first {samples} samples): {_first_difference(kept, new)}"]
 
 
 def _sample_of(line: str) -> str | None:
@@ -139,8 +139,7 @@ def _sample_of(line: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _first_difference(old: str, new: str) -> str:
-    old_lines, new_lines = old.splitlines(), new.splitlines()
+def _first_difference(old_lines: list[str], new_lines: list[str]) -> str:
     for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
         if before != after:
             return f"line {number} differs ({_case_id(before)}): shipped {before[:120]!r}, rebuilt {after[:120]!r}"
@@ -172,9 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
         "generators.regenerate",
         __doc__.split("\n\n")[1],
-        "retail            # rebuild and compare (what make test runs)",
-        "retail --write    # ship the suite the recording regenerates",
-        "--all             # every domain that ships a generated suite (what make test runs)",
+        "retail                   # rebuild the whole suite and compare (minutes)",
+        "retail --write           # ship the suite the recording regenerates",
+        "--all --samples 2        # every shipped generated suite, first 2 samples (what make test checks)",
     )
     parser.add_argument("domain", nargs="?", help="a domain with generation.yaml and generation.recorded.jsonl")
     parser.add_argument(
