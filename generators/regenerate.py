@@ -6,6 +6,11 @@ exchange run recorded, rejected ones included), and the exported suite is compar
 domain ships in ``suites/<export.suite_name>/``. Exit 0 when they are identical, 1 with the first difference
 otherwise. ``--write`` puts the regenerated suite in place instead (how a finished run's suite is shipped: the
 shipped bytes are then by construction what the recording regenerates).
+
+A reviewer's decisions are part of the record: the review files of the run (``RUN_DIR/review/<sample>.json``,
+written by ``mantra review``) ship in the domain's ``generation.reviews/`` and are put back where the reviewer
+made them, after the replayed validation and before the export. ``--ship RUN_DIR`` copies a finished run's
+recording and reviews into the domain folder and writes the suite they regenerate.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.pipeline import run_pipeline
 from generators.replay import PROVIDER
+from generators.review.state import REVIEW_DIR, SampleReview
+from generators.rundir import write_text
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, load_domain
 from mantra_env.errors import MantraError
@@ -30,6 +37,8 @@ SUITE_FILES = ("suite.jsonl", "manifest.json")
 SAMPLE_IN_ID = re.compile(r"-(s\d{3})-\d+$")
 """A case id ends with its sample and scenario number: ``generated-s004-2``."""
 RECORDING = "generation.recorded.jsonl"
+REVIEWS = "generation.reviews"
+"""The domain folder's copy of the run's review files (one per reviewed sample)."""
 REPLAY_MODEL = "replay/recorded"
 
 
@@ -81,7 +90,14 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
             raise RegenerateError(f"--samples must be 1 or more, got {samples}")
         sampling = config.sampling.model_copy(update={"max_samples": min(samples, config.sampling.max_samples)})
         config = config.model_copy(update={"sampling": sampling})
+    reviews = shipped_reviews(folder)
     try:
+        if reviews:  # the reviewer worked on the validated run: replay it, put the reviews back, then export
+            run_pipeline(config, work / "run", stop_after="validation")
+            for review in reviews:
+                write_text(
+                    work / "run" / REVIEW_DIR / f"{review.sample_id}.json", review.model_dump_json(indent=2) + "\n"
+                )
         result = run_pipeline(config, work / "run")
     except MantraError:
         if PROVIDER.missed:  # the missing answers are the cause (e.g. no case left to export)
@@ -98,6 +114,47 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
     if samples is None:
         return Regenerated(shipped, result.suite_dir, _differences(shipped, result.suite_dir))
     return Regenerated(shipped, result.suite_dir, _sample_differences(shipped, result.suite_dir, samples))
+
+
+def shipped_reviews(folder: Path) -> list[SampleReview]:
+    """The review files the domain ships in ``generation.reviews/`` (none: the run had no human review)."""
+    found = []
+    for path in sorted((folder / REVIEWS).glob("*.json")):
+        try:
+            review = SampleReview.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise RegenerateError(f"{path}: not a review file written by `mantra review` ({error})") from None
+        if path.stem != review.sample_id:
+            raise RegenerateError(f"{path} holds the review of {review.sample_id}: name it {review.sample_id}.json")
+        found.append(review)
+    return found
+
+
+def ship_run(domain: str, run_dir: Path) -> Path:
+    """Copy the recording and review files of the finished run ``run_dir`` into ``domain``'s folder; the
+    domain folder then holds what a regeneration of the run needs."""
+    from generators.run import recorded_config
+
+    folder = load_domain(domain).folder
+    if folder is None:
+        raise RegenerateError(f"domain {domain!r} has no folder to ship into")
+    recording = run_dir / "recorded.jsonl"
+    if not recording.is_file():
+        raise RegenerateError(f"{recording} does not exist: give the folder of a run answered through exchange/")
+    ran = load_config(recorded_config(run_dir)).domain
+    if ran != domain:
+        raise RegenerateError(f"{run_dir} is a run of the {ran} domain, not {domain}")
+    reviews = sorted((run_dir / REVIEW_DIR).glob("*.json"))
+    for path in reviews:
+        try:
+            SampleReview.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise RegenerateError(f"{path}: not a review file ({error}); fix or remove it before shipping") from None
+    shutil.copyfile(recording, folder / RECORDING)
+    shutil.rmtree(folder / REVIEWS, ignore_errors=True)
+    for path in reviews:
+        write_text(folder / REVIEWS / path.name, path.read_text(encoding="utf-8"))
+    return folder
 
 
 def _missing(folder: Path) -> RegenerateError:
@@ -174,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "retail                   # rebuild the whole suite and compare (minutes)",
         "retail --write           # ship the suite the recording regenerates",
         "--all --samples 2        # every shipped generated suite, first 2 samples (what make test checks)",
+        "retail --ship runs/retail-20261126T150225  # ship a finished run: its recording, reviews and suite",
     )
     parser.add_argument("domain", nargs="?", help="a domain with generation.yaml and generation.recorded.jsonl")
     parser.add_argument(
@@ -181,6 +239,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--write", action="store_true", help="replace the shipped suite with the rebuilt one")
     parser.add_argument("--keep", type=Path, metavar="RUN_DIR", help="replay in this folder and keep it")
+    parser.add_argument(
+        "--ship",
+        type=Path,
+        metavar="RUN_DIR",
+        help="copy a finished run's recorded.jsonl and review files into the domain, then write its suite",
+    )
     parser.add_argument(
         "--samples", type=int, metavar="N", help="replay only the first N samples and compare their cases (quicker)"
     )
@@ -193,8 +257,12 @@ def _run(args: argparse.Namespace) -> int:
         raise RegenerateError("name one domain or pass --all (every domain that ships a generated suite)")
     if args.all:
         return _check_all(args.samples)
-    if args.write and args.samples is not None:
-        raise RegenerateError("--write ships a whole suite: drop --samples")
+    if (args.write or args.ship) and args.samples is not None:
+        raise RegenerateError("--write and --ship ship a whole suite: drop --samples")
+    if args.ship is not None:
+        folder = ship_run(args.domain, args.ship)
+        print(f"copied {args.ship / 'recorded.jsonl'} and its reviews into {folder}")
+        args.write = True
     if args.keep is not None:
         return _report(args, regenerate(args.domain, args.keep, args.samples))
     with tempfile.TemporaryDirectory(prefix="mantra-regenerate-") as work:

@@ -110,3 +110,40 @@ def test_all_checks_exactly_the_domains_that_ship_a_generated_suite(capsys: pyte
         assert out.count("byte-identical") == len(shipped)
     else:
         assert "no domain ships a generated suite yet" in out
+
+
+def test_a_shipped_review_is_put_back_before_the_export_and_regenerates_byte_identically(tmp_path: Path) -> None:
+    from generators.artifacts import SampleValidation
+    from generators.regenerate import REVIEWS
+    from generators.review.state import decide, start_review
+
+    folder = _domain_folder(tmp_path)
+    shipped = _ship(folder, tmp_path)
+    validation = SampleValidation.model_validate_json((tmp_path / "first/run/validation/s000.json").read_text())
+    kept = next(o.scenario_id for o in validation.outcomes if o.status == "validated")
+    review = decide(start_review(validation), kept, "rejected", "reviewer@example.org", "the manual allows it")
+    (folder / REVIEWS).mkdir()
+    (folder / REVIEWS / "s000.json").write_text(review.model_dump_json(indent=2) + "\n")
+
+    changed = regenerate_folder(folder, tmp_path / "reviewed")
+    assert changed.differences  # the rejected case is gone from the suite the review regenerates
+    rebuilt = [json.loads(line) for line in (changed.rebuilt / "suite.jsonl").read_text().splitlines()]
+    assert not any(case["id"].endswith(f"-{kept}") for case in rebuilt)
+    assert len(rebuilt) == len((shipped / "suite.jsonl").read_text().splitlines()) - 1
+    for name in ("suite.jsonl", "manifest.json"):
+        (shipped / name).write_bytes((changed.rebuilt / name).read_bytes())
+    assert regenerate_folder(folder, tmp_path / "again").differences == []
+
+    (folder / REVIEWS / "s001.json").write_text((folder / REVIEWS / "s000.json").read_text())
+    with pytest.raises(RegenerateError, match="holds the review of s000: name it s000.json"):
+        regenerate_folder(folder, tmp_path / "misnamed")
+    (folder / REVIEWS / "s001.json").write_text("{}")
+    with pytest.raises(RegenerateError, match="s001.json: not a review file"):
+        regenerate_folder(folder, tmp_path / "broken")
+
+
+def test_ship_copies_a_run_of_that_domain_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert regenerate_main(["retail", "--ship", str(tmp_path), "--samples", "2"]) == 2
+    assert "drop --samples" in capsys.readouterr().err
+    assert regenerate_main(["retail", "--ship", str(tmp_path)]) == 2
+    assert "recorded.jsonl does not exist" in capsys.readouterr().err
