@@ -157,7 +157,8 @@ class _Loop:
             failed = QueryResult(
                 query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=str(error)
             )
-            into.forward, into.backward, into.witness = failed, [], None
+            into.forward, into.backward, into.witness = failed, None, None
+            self._record(sid, failed)  # the reviewer reads why nothing was solved
             return
         if into.forward is None:
             into.forward = solver.forward(shortest=True)
@@ -368,7 +369,9 @@ class _Loop:
             undecided = evaluation.witness.reason if evaluation.witness is not None else "not asked"
             reason = f"the compliant-witness query did not finish ({undecided})"
             return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
-        reason = f"forward {forward}, backward {backward} after {self.rounds_used} round(s)"
+        failed = evaluation.forward if forward == "unknown" else None
+        why = f" ({failed.reason})" if failed is not None and failed.reason else ""
+        reason = f"forward {forward}{why}, backward {backward} after {self.rounds_used} round(s)"
         return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
 
 

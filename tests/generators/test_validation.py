@@ -246,3 +246,17 @@ def test_only_an_infeasible_witness_query_rejects_an_undecided_one_waits_for_a_p
     (outcome,) = result.outcomes
     assert (outcome.forward, outcome.backward, outcome.witness_found) == ("consistent", "consistent", False)
     assert (outcome.status, outcome.reason) == (ending, reason)
+
+
+def test_a_scenario_whose_valuation_does_not_fit_the_model_waits_for_a_person_with_the_reason() -> None:
+    """A valuation the world model cannot hold (a null for a String: the scenario left a field unstated) is no
+    solver result: the outcome names the error and the history keeps it, never a bare "unknown"."""
+    data = _refusal_case()
+    draft = ScenarioDraft(prompt="Order two desks.", external={"item_name": None, "in_stock": True})
+    data = dataclasses.replace(data, scenarios=[Scenario(id="t-1", sample_id="t", draft=draft)])
+    result = asyncio.run(validate_sample(UndecidedJudge(), data, ValidationSettings(n_rounds=1)))  # type: ignore[arg-type]
+    (outcome,) = result.outcomes
+    assert (outcome.status, outcome.forward, outcome.backward) == ("awaiting_human", "unknown", None)
+    assert "initial value of item_name: None is not a String" in outcome.reason
+    (entry,) = [e for e in result.history if e.get("query") == "forward"]
+    assert entry["status"] == "unknown" and "item_name" in str(entry["reason"])
