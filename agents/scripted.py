@@ -18,7 +18,9 @@ The oracle's plan
     3. any other concrete witness value (e.g. a quantity the world model fixes) is used as is; a value nothing
        in the case asks for is a placeholder in the witness (never another parameter's literal) and left out.
 
-    A required parameter still missing is an :class:`OracleError` naming the case, tool and parameter.
+    A required parameter still missing is a :class:`MissingArguments` error naming the case, tool and parameter
+    (the generation pipeline asks the scenario writer for those values before it exports, see
+    :mod:`generators.oracle_arguments`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,6 +46,28 @@ FINAL = {"final_answer": "done"}
 
 class OracleError(MantraError, ValueError):
     """The oracle cannot build a plan for a case (no compliant witness, or an argument it cannot fill)."""
+
+
+@dataclass(frozen=True)
+class ArgumentGap:
+    """A call of the oracle's plan whose required parameters nothing in the case gives."""
+
+    step: int
+    tool: str
+    names: tuple[str, ...]
+
+
+class MissingArguments(OracleError):
+    """Required arguments of the plan that no check, binding or witness value gives (every gap, in step order)."""
+
+    def __init__(self, case_id: str, gaps: Sequence[ArgumentGap], plan: Sequence[Action]) -> None:
+        self.gaps, self.plan = list(gaps), list(plan)
+        first = gaps[0]
+        more = f" (and {len(gaps) - 1} more call(s))" if len(gaps) > 1 else ""
+        super().__init__(
+            f"case {case_id}: step {first.step} calls {first.tool} but nothing gives {', '.join(first.names)}; "
+            f"add them to argument_bindings.{first.tool}{more}"
+        )
 
 
 class ScriptedPolicy(ABC):
@@ -73,11 +98,40 @@ def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None)
     return [{"tool": a["tool"], "arguments": dict(a["arguments"])} for a in _PLANS[key]]  # policies pop their copy
 
 
+_WITNESSES: dict[str, Witness] = {}  # the witness does not depend on the bindings: filling them never re-solves
+
+
 def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Action]:
-    result = CaseSolver(case.world_model, case.checks, horizon, case.scenario.valuation, tools).compliant_witness()
-    if result.status != "found" or result.witness is None:
-        raise OracleError(f"case {case.id}: no compliant trace within {horizon} steps ({result.status})")
-    return plan_from_witness(case, result.witness, tools)
+    return plan_from_witness(case, compliant_witness(case, tools, horizon), tools)
+
+
+def compliant_witness(case: Case, tools: Sequence[ToolSpec], horizon: int) -> Witness:
+    """The case's canonical compliant witness within ``horizon`` steps (see the module docstring)."""
+    key = json.dumps(
+        [case.world_model, [c.model_dump(mode="json") for c in case.checks], case.scenario.valuation,
+         [t.model_dump(mode="json") for t in tools], horizon],
+        sort_keys=True, default=str,
+    )  # fmt: skip
+    if key not in _WITNESSES:
+        solver = CaseSolver(case.world_model, case.checks, horizon, case.scenario.valuation, tools)
+        result = solver.compliant_witness()
+        if result.status != "found" or result.witness is None:
+            raise OracleError(f"case {case.id}: no compliant trace within {horizon} steps ({result.status})")
+        _WITNESSES[key] = result.witness
+    return _WITNESSES[key]
+
+
+def argument_gaps(case: Case, tools: Sequence[ToolSpec], bound: int | None = None) -> MissingArguments | None:
+    """What the oracle's plan of ``case`` lacks (None: the plan is complete).
+
+    Raises:
+        OracleError: the case has no compliant witness within the bound.
+    """
+    try:
+        oracle_plan(case, tools, bound)
+    except MissingArguments as missing:
+        return missing
+    return None
 
 
 def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -> list[Action]:
@@ -88,6 +142,7 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
             for name, literal in atom.args.items():
                 pinned.setdefault(atom.tool, {}).setdefault(name, []).append(literal)
     plan: list[Action] = []
+    gaps: list[ArgumentGap] = []
     for step, call in enumerate(witness.calls):
         args: dict[str, Any] = {
             name: value if _paired(specs, call.tool, name) else _in_pinned_order(value, pinned[call.tool][name])
@@ -100,13 +155,12 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
             if not _is_placeholder(value):
                 args.setdefault(name, value)
         spec = specs.get(call.tool)
-        missing = [name for name in (spec.required if spec else []) if name not in args]
+        missing = tuple(name for name in (spec.required if spec else []) if name not in args)
         if missing:
-            raise OracleError(
-                f"case {case.id}: step {step} calls {call.tool} but nothing gives {', '.join(missing)}; "
-                f"add them to argument_bindings.{call.tool}"
-            )
+            gaps.append(ArgumentGap(step, call.tool, missing))
         plan.append({"tool": call.tool, "arguments": args})
+    if gaps:
+        raise MissingArguments(case.id, gaps, plan)
     return plan
 
 

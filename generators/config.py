@@ -38,8 +38,10 @@ STAGES = (
     "locus_reassessment",
     "fix_repair",
     "backward_audit",
+    "oracle_arguments",
 )
-"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check).
+"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check)
+and ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
 resolution and ``fix_repair`` the retry of edits that did not apply."""
 

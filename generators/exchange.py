@@ -53,6 +53,7 @@ ROLES = {
     "locus_reassessment": "judge",
     "fix_repair": "judge",
     "backward_audit": "judge",
+    "oracle_arguments": "scenario",
 }
 """The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
 the ``checks`` requests (and the reverse)."""

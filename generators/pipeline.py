@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from agents.scripted import OracleError, argument_gaps
 from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, ToolRelevance, WorldModelArtifact
 from generators.checkgen import generate_checks
 from generators.config import STAGES, GenerationConfig
@@ -37,6 +38,7 @@ from generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, g
 from generators.export import GENERATOR_VERSION, build_case, export_suite
 from generators.graph_plot import plot_graph
 from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
+from generators.oracle_arguments import fill_arguments
 from generators.references import find_references
 from generators.relevance import relevant_tools
 from generators.replay import REPLAY_PROVIDER
@@ -46,7 +48,7 @@ from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
 from generators.scenarios import generate_scenarios
 from generators.validation import SampleInput, validate_sample
 from generators.worldgen import generate_world_model
-from mantra_env.case import Provenance, Suite, write_suite
+from mantra_env.case import Case, Provenance, Suite, write_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 from mantra_env.tools import ToolSpec
@@ -344,13 +346,14 @@ class Pipeline:
         waiting = {s.id for s in usable} - set(done)
         return {s.id: done.get(s.id) for s in ready if s.id not in waiting}
 
-    def export(
+    async def export(
         self,
         samples: list[Sample],
         relevance: dict[str, ToolRelevance],
         scenarios: dict[str, ScenarioSet],
         validations: dict[str, SampleValidation | None],
-    ) -> tuple[Suite, Path]:
+    ) -> tuple[Suite, Path] | None:
+        """The screened suite, written to the run directory; None while oracle arguments are pending."""
         provenance = Provenance(
             source="generated",
             generator_version=GENERATOR_VERSION,
@@ -382,14 +385,41 @@ class Pipeline:
                             provenance,
                         )
                     )
+        completed = await self.complete_oracle_arguments(candidates)
+        if completed is None:
+            return None
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
-            candidates, {sid: v for sid, v in validations.items() if v is not None},
+            completed, {sid: v for sid, v in validations.items() if v is not None},
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
         self.run.write_json("export/screened_out.json", failures)
         return suite, folder
+
+    async def complete_oracle_arguments(self, cases: list[Case]) -> list[Case] | None:
+        """``cases`` with the arguments their oracle lacks asked of the scenario writer (stage
+        ``oracle_arguments``); None while some answer is pending (its key joins ``self.pending``)."""
+
+        async def one(case: Case) -> Case | None:
+            try:
+                missing = argument_gaps(case, self.tools)
+            except OracleError:  # no compliant trace: the screen says so
+                return case
+            if missing is None:
+                return case
+            try:
+                scenario_id = case.id.removeprefix(f"{self.config.export.suite_name}-")
+                return await fill_arguments(self.client, case, scenario_id, missing, self.tools)
+            except AnswerPending as pending:
+                self.pending.update(pending.keys)
+            except GenerationError as error:  # unusable answers: the case is screened out as it was
+                log.warning("oracle arguments of %s: %s", case.id, error)
+                return case
+            return None
+
+        filled = await asyncio.gather(*(one(case) for case in cases))
+        return None if any(case is None for case in filled) else [case for case in filled if case is not None]
 
     async def run_all(self) -> PipelineResult:
         """Advance every sample as far as its answers allow (see the module docstring)."""
@@ -431,7 +461,10 @@ class Pipeline:
         validations = await self.validation(graph, samples, scenarios, checks, worlds)
         if complete("validation", validations) or len(validations) < len(samples):
             return result
-        suite, folder = self.export(samples, relevance, scenarios, validations)
+        exported = await self.export(samples, relevance, scenarios, validations)
+        if exported is None:
+            return result
+        suite, folder = exported
         self.finish("export")
         result.suite, result.suite_dir = suite, folder
         return result
