@@ -101,6 +101,14 @@ def test_the_path_reaches_vector_env_worker_processes(user_domains: Path) -> Non
         vector.close()
 
 
+def test_a_domain_with_no_suite_says_so_in_the_cli_and_gymnasium(user_domains: Path) -> None:
+    write_domain(user_domains, default=None, suites=())
+    register_shipped_suites()
+    for make in (lambda: find_suite("desk"), lambda: gym.make("mantra/desk-v1")):
+        with pytest.raises(DomainError, match="the desk domain has no suite yet"):
+            make()
+
+
 def test_a_domain_folder_itself_may_be_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = write_domain(tmp_path, name="solo")
     monkeypatch.setenv(PATH_VARIABLE, str(folder))

@@ -530,12 +530,12 @@ def test_a_patch_copies_and_validates_only_its_records() -> None:
 
 
 # -- the domain's wiring -------------------------------------------------------------------------------------
-def test_the_telecom_domain_is_listed_has_no_suite_yet_and_says_so() -> None:
+def test_the_telecom_domain_runs_its_generated_suite_by_name() -> None:
     assert "telecom" in domain_names() and load_domain("telecom") is DOMAIN
-    with pytest.raises(DomainError, match="the telecom domain has no suite yet"):
-        find_suite("telecom")
-    with pytest.raises(DomainError, match="the telecom domain has no suite yet"):
-        gym.make("mantra/telecom-v1")
+    domain, suite = find_suite("telecom")
+    assert domain is DOMAIN and domain.default_suite == "generated" and suite.manifest.name == "generated"
+    env = gym.make("mantra/telecom-v1").unwrapped
+    assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]
 
 
 def _resume_suite() -> Suite:
