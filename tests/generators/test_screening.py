@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agents.base import play
-from agents.scripted import WriteFirstPolicy
+from agents.scripted import OraclePolicy, WriteFirstPolicy
 from generators.export import export_suite
 from generators.screening import premature_write, screen_case
 from mantra_env.case import Case, Suite, SuiteManifest
@@ -120,3 +120,61 @@ def test_premature_write_is_a_write_before_the_first_read() -> None:
     assert not premature_write(trace("read", "write"))
     assert not premature_write(trace())
     assert premature_write(trace("write"))
+
+
+FALLBACK_MODEL = """(model
+  (var tried Bool)
+  (var verified Bool)
+  (var order_read Bool)
+  (transition find_user_id_by_email (params (email e)) (pre) (post (= (next tried) true)))
+  (transition find_user_id_by_name_zip
+    (params (first_name f) (last_name l) (zip z))
+    (pre tried)
+    (post (= (next verified) (or verified (and (= (param f) "Yara") (= (param l) "Gupta") (= (param z) "75235"))))))
+  (transition get_order_details (params (order_id o)) (pre verified) (post (= (next order_read) true)))
+  (goal verified GOAL))"""
+
+
+def _fallback_case(goal: str, bindings: dict[str, dict[str, Any]]) -> Case:
+    """The customer's email is not on file: the manual has the agent try it, then name and zip code."""
+    return Case.model_validate(
+        {
+            "id": f"fallback-{len(goal)}",
+            "domain": "retail",
+            "scenario": {
+                "prompt": "I'm Yara Gupta, zip 75235; my email may be yara@old-mail.example, try that first.",
+                "internal": {"tried": False, "verified": False, "order_read": False},
+            },
+            "checks": [
+                {
+                    "id": "email_first",
+                    "check": 'CALL find_user_id_by_email(email="yara@old-mail.example") '
+                    "PRECEDES CALL find_user_id_by_name_zip()",
+                },
+                {
+                    "id": "by_name_zip",
+                    "check": 'CALL find_user_id_by_name_zip(first_name="Yara", last_name="Gupta", zip="75235")',
+                },
+            ],
+            "world_model": FALLBACK_MODEL.replace("GOAL", goal),
+            "argument_bindings": bindings,
+        }
+    )
+
+
+def test_a_pinned_lookup_that_finds_nothing_is_the_procedure_not_a_tool_error() -> None:
+    domain, _ = find_suite("retail")
+    assert domain is not None
+    tried = _fallback_case("", {})
+    assert _screen(domain, tried) == {tried.id: None}
+    trace = play(MantraEnv(Suite(manifest=SuiteManifest(name="p", domain="retail", case_count=1), cases=[tried]),
+                           domain), OraclePolicy(), tried.id)["trace"]  # fmt: skip
+    assert [(c.tool, c.error.code if c.error else None) for c in trace.calls] == [
+        ("find_user_id_by_email", "not_found"),
+        ("find_user_id_by_name_zip", None),
+    ]
+    # a read no check pins that finds nothing (an order id only a binding gives) is still a tool error
+    unpinned = _fallback_case("order_read", {"get_order_details": {"order_id": "#W0000000"}})
+    found = _screen(domain, unpinned)[unpinned.id]
+    assert found is not None and found[0] == "oracle_tool_errors"
+    assert "get_order_details: not_found" in found[1] and "find_user_id_by_email" not in found[1]
