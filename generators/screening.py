@@ -4,7 +4,8 @@ agent passes it.
 Cleanly: the oracle's replay of the compliant witness passes every check with zero tool errors and zero
 premature writes (a write before the trace's first read). One error is no mistake: a read a check pins by its
 arguments that finds nothing (``not_found``), as when the procedure has the agent try the email the customer
-gave before the name and zip code and the email is not on file; the check says the lookup is required.
+gave before the name and zip code and the email is not on file; the check says the lookup is required
+(:func:`mantra_env.rewards.expected_misses`, which the shaped reward does not penalize either).
 
 Trivial agents: ``noop`` (no call), ``random``
 (seeded random calls, a few seeds) and ``write-first`` (the oracle's calls with the writes moved first); a case
@@ -19,11 +20,9 @@ from collections.abc import Sequence
 
 from agents.base import play
 from agents.scripted import NoopPolicy, OracleError, OraclePolicy, RandomPolicy, ScriptedPolicy, WriteFirstPolicy
-from mantra_env.case import Case
-from mantra_env.checks.ast import Call
-from mantra_env.checks.matching import match_all
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.rewards import expected_misses
 from mantra_env.trace import Trace
 
 ORACLE_REASONS = ("oracle_error", "oracle_fails", "oracle_tool_errors", "oracle_premature_write")
@@ -41,20 +40,6 @@ def premature_write(trace: Trace) -> bool:
     return False
 
 
-def _pinned_misses(case: Case, trace: Trace) -> set[int]:
-    """Steps of ``trace`` that are reads a check pins by its arguments and that found nothing."""
-    atoms = [atom for entry in case.checks for atom in entry.check.atoms if isinstance(atom, Call) and atom.args]
-    if not atoms:
-        return set()
-    matched = match_all(atoms, trace.calls)
-    pinned = {step for atom in atoms for step in matched[atom.match_key]}
-    return {
-        call.step
-        for call in trace.calls
-        if call.step in pinned and call.kind == "read" and call.error is not None and call.error.code == "not_found"
-    }
-
-
 def trivial_policies() -> list[tuple[ScriptedPolicy, Sequence[int]]]:
     """The trivial agents a case must defeat, with the episode seeds each plays."""
     return [(NoopPolicy(), (0,)), (RandomPolicy(), RANDOM_SEEDS), (WriteFirstPolicy(), (0,))]
@@ -70,7 +55,7 @@ def screen_case(env: MantraEnv, case_id: str) -> tuple[str, str] | None:
     if verdict is None or not verdict.passed:
         failed = [c.check_id for c in verdict.checks if not c.passed] if verdict else []
         return "oracle_fails", f"the oracle's replay fails check(s) {', '.join(failed)}"
-    expected = _pinned_misses(env.suite.case(case_id), trace)
+    expected = expected_misses(env.suite.case(case_id).checks, trace.calls)
     errors = [
         f"step {call.step} {call.tool}: {call.error.code}"
         for call in trace.calls

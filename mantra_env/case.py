@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    PrivateAttr,
     ValidationError,
     field_validator,
 )
@@ -190,6 +191,17 @@ class Suite(BaseModel):
 
     manifest: SuiteManifest
     cases: list[Case]
+    _source: tuple[Path, SuiteManifest] | None = PrivateAttr(default=None)  # the folder it was read from, as read
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A suite read from a folder and unchanged since travels by folder and digest (trainers send envs to
+        # worker processes; a generated suite is megabytes): the receiver reads the same bytes back.
+        unchanged = self._source is not None and self._source[1] == self.manifest
+        if unchanged and self._source is not None and self.manifest.cases_digest == cases_digest(self.cases):
+            return _reload_suite, (str(self._source[0]), self.manifest.model_dump(mode="json"))
+        reduced = super().__reduce__()
+        assert isinstance(reduced, tuple)
+        return reduced
 
     def case(self, key: str | int) -> Case:
         """A case by id or by index.
@@ -282,7 +294,17 @@ def load_suite(path: Path) -> Suite:
             f"{jsonl}: the cases changed since {manifest_path} was written (cases_digest differs); rebuild the "
             "suite (python -m mantra_env.authoring SOURCE, or the generator's export), bumping its version"
         )
-    return Suite(manifest=manifest, cases=cases)
+    suite = Suite(manifest=manifest, cases=cases)
+    suite._source = (folder.resolve(), manifest)
+    return suite
+
+
+def _reload_suite(folder: str, manifest: dict[str, Any]) -> Suite:
+    """A pickled suite, read back from its folder (see :meth:`Suite.__reduce__`)."""
+    suite = load_suite(Path(folder))
+    if suite.manifest.model_dump(mode="json") != manifest:
+        raise CaseFileError(f"{folder}: the suite changed since it was pickled (its manifest differs); pickle it again")
+    return suite
 
 
 def cases_digest(cases: Sequence[Case]) -> str:
@@ -301,4 +323,6 @@ def write_suite(suite: Suite, folder: Path) -> Suite:
     manifest = suite.manifest.model_copy(update={"cases_digest": cases_digest(suite.cases)})
     (folder / "suite.jsonl").write_bytes(jsonl)
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return suite.model_copy(update={"manifest": manifest})
+    written = suite.model_copy(update={"manifest": manifest})
+    written._source = (folder.resolve(), manifest)
+    return written

@@ -14,7 +14,7 @@ from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
 from mantra_env.grading import grade
 from mantra_env.limits import MAX_RESULT_BYTES, MAX_TEXT, bounded, json_problem
-from mantra_env.rewards import REWARD_MODES, RewardMode, obligations, reward
+from mantra_env.rewards import REWARD_MODES, RewardMode, expected_misses, obligations, reward
 from mantra_env.spaces import JsonText, ToolCallSpace
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
@@ -231,7 +231,8 @@ class MantraEnv(gym.Env[str, str]):
     def _reward(self, verdict: Verdict) -> float:
         """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""
         assert self.case is not None
-        return reward(self.reward_mode, verdict, self._obligations[self.case.id], self._errors)
+        errors = self._errors - len(expected_misses(self.case.checks, self._calls)) if self._errors else 0
+        return reward(self.reward_mode, verdict, self._obligations[self.case.id], errors)
 
 
 def _too_large(tool: str, size: int, room: int) -> ToolError:

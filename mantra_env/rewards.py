@@ -11,6 +11,10 @@ it earns nothing, and breaking it costs as much as an obligation is worth. With 
   a forbidden call) costs 1/k. A case with no obligation has nothing to earn: its reward is ``binary``'s.
 * ``shaped``: ``fraction`` minus ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0.
 
+A read a check pins by its arguments that finds nothing (``not_found``) is no tool error here or at the export's
+screen (:func:`expected_misses`): the check requires that lookup, as when the procedure has the agent try the
+email the customer gave before the name and zip code and the email is not on file.
+
 A **dense** variant of each mode pays, after every step, the change of the mode's reward of the trace so far
 (the potential ``phi(trace)``, with ``phi`` of the empty trace taken as 0): potential-based shaping, so the
 rewards of an episode sum to its final reward exactly, and the optimal policy is unchanged.
@@ -23,6 +27,9 @@ from typing import Literal
 
 from mantra_env.case import CaseCheck
 from mantra_env.checks import TraceIndex, evaluate
+from mantra_env.checks.ast import Call
+from mantra_env.checks.matching import match_all
+from mantra_env.trace import ToolCall
 from mantra_env.verdict import Verdict
 
 RewardMode = Literal["binary", "fraction", "shaped"]
@@ -53,3 +60,16 @@ def reward(mode: RewardMode, verdict: Verdict, obligation: Sequence[bool], tool_
     if mode == "shaped":
         credit = max(0.0, credit - TOOL_ERROR_PENALTY * tool_errors)
     return credit
+
+
+def expected_misses(checks: Sequence[CaseCheck], calls: Sequence[ToolCall]) -> set[int]:
+    """Steps of ``calls`` that are reads a check pins by its arguments and that found nothing (``not_found``)."""
+    misses = [c for c in calls if c.kind == "read" and c.error is not None and c.error.code == "not_found"]
+    if not misses:
+        return set()
+    atoms = [atom for entry in checks for atom in entry.check.atoms if isinstance(atom, Call) and atom.args]
+    if not atoms:
+        return set()
+    matched = match_all(atoms, calls)
+    pinned = {step for atom in atoms for step in matched[atom.match_key]}
+    return {call.step for call in misses if call.step in pinned}

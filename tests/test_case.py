@@ -66,3 +66,24 @@ def test_d9_case_lookups_raise_one_mantra_error() -> None:
             suite.case(key)  # type: ignore[arg-type]
         assert isinstance(info.value, MantraError) and isinstance(info.value, LookupError)
         assert not str(info.value).startswith("'")  # not KeyError's quoted form
+
+
+def test_a_suite_read_from_its_folder_pickles_by_reference_and_an_edited_one_by_value(tmp_path: Path) -> None:
+    import pickle
+
+    from mantra_env.case import load_suite, write_suite
+    from mantra_env.domains import find_suite
+
+    _, shipped = find_suite("operations/starter")
+    folder = tmp_path / "suite"
+    write_suite(shipped, folder)
+    suite = load_suite(folder)
+    data = pickle.dumps(suite)
+    assert len(data) < 1_000 and pickle.loads(data) == suite  # the folder and digest travel, not the cases
+    edited = suite.model_copy(update={"cases": suite.cases[:2]})
+    assert pickle.loads(pickle.dumps(edited)).cases == suite.cases[:2]  # changed in memory: by value
+    renamed = suite.model_copy(update={"manifest": suite.manifest.model_copy(update={"name": "other"})})
+    assert pickle.loads(pickle.dumps(renamed)).manifest.name == "other"
+    (folder / "suite.jsonl").write_text("\n".join((folder / "suite.jsonl").read_text().splitlines()[:-1]) + "\n")
+    with pytest.raises(CaseFileError, match="case_count is 14"):
+        pickle.loads(data)  # the folder changed since: refused, never another suite

@@ -786,6 +786,7 @@ def test_a_patch_copies_and_validates_only_its_records() -> None:
 def test_the_retail_domain_runs_its_generated_suite_by_name() -> None:
     assert load_domain("retail") is DOMAIN
     domain, suite = find_suite("retail")
-    assert domain is DOMAIN and domain.default_suite == "generated" and len(suite.cases) == 80
-    env = gym.make("mantra/retail-v1").unwrapped
+    assert domain is DOMAIN and domain.default_suite == "generated" and len(suite.cases) == 84
+    assert sum(case.validation.reviewer is not None for case in suite.cases) == 1  # repaired in the review app
+    env = gym.make("mantra/retail-v2").unwrapped
     assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]

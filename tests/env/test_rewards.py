@@ -68,3 +68,21 @@ def test_dense_rewards_follow_progress_on_the_checks() -> None:
     env.reset()
     paid = [env.step(action)[1] for action in (CALL_CHECK, CALL_ORDER, CALL_B2, FINAL)]
     assert paid == [0.0, 1.0, -1.0, 0.0]  # the obligation met, then a prohibition broken
+
+
+def test_a_pinned_lookup_that_finds_nothing_is_no_tool_error_but_an_unpinned_one_is() -> None:
+    from mantra_env.checks import parse_check
+    from mantra_env.rewards import expected_misses
+    from mantra_env.trace import ToolCall, ToolError
+
+    missing = ToolError(code="not_found", message="no user with that email")
+    calls = [
+        ToolCall(step=0, tool="find_user_id_by_email", args={"email": "old@example.org"}, error=missing, kind="read"),
+        ToolCall(step=1, tool="find_user_id_by_email", args={"email": "guess@example.org"}, error=missing, kind="read"),
+        ToolCall(step=2, tool="cancel", args={"email": "old@example.org"}, error=missing, kind="write"),
+    ]
+    pinned = [CaseCheck(id="tried", check=parse_check('CALL find_user_id_by_email(email="old@example.org")'))]
+    assert expected_misses(pinned, calls) == {0}  # the guess is not pinned, the write is no read
+    unpinned = [CaseCheck(id="tried", check=parse_check("CALL find_user_id_by_email()"))]
+    assert expected_misses(unpinned, calls) == set()
+    assert expected_misses(pinned, calls[2:]) == set()

@@ -135,10 +135,10 @@ def test_a_shipped_review_is_put_back_before_the_export_and_regenerates_byte_ide
     assert regenerate_folder(folder, tmp_path / "again").differences == []
 
     (folder / REVIEWS / "s001.json").write_text((folder / REVIEWS / "s000.json").read_text())
-    with pytest.raises(RegenerateError, match="holds the review of s000: name it s000.json"):
+    with pytest.raises(RegenerateError, match=r"holds the review of s000: name it s000\.json"):
         regenerate_folder(folder, tmp_path / "misnamed")
     (folder / REVIEWS / "s001.json").write_text("{}")
-    with pytest.raises(RegenerateError, match="s001.json: not a review file"):
+    with pytest.raises(RegenerateError, match=r"s001\.json: not a review file"):
         regenerate_folder(folder, tmp_path / "broken")
 
 
