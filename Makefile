@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/smt.py
 	$(BIN)/python benchmarks/runner.py
 	$(BIN)/python benchmarks/snapshot.py
+	$(BIN)/python benchmarks/review.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
