@@ -18,16 +18,7 @@ from agents.scripted import MissingArguments
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.prompts import SINGLE_TURN, Messages, tool_block
 from mantra_env.case import Case
-from mantra_env.tools import ToolSpec
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
+from mantra_env.tools import ToolSpec, fits_schema
 
 
 class OracleArguments(BaseModel):
@@ -65,7 +56,7 @@ class ArgumentsCheck(AnswerCheck[OracleArguments]):
                 if (tool, name) not in wanted:
                     problems.append(f"{tool}.{name} was not asked for; give only the parameters listed")
                     continue
-                problem = _type_problem(specs[tool].param_schema(name) or {}, given)
+                problem = _type_problem(specs[tool], name, given)
                 if problem:
                     problems.append(f"{tool}.{name}: {problem}")
         missing = sorted(f"{t}.{n}" for t, n in wanted if n not in value.argument_bindings.get(t, {}))
@@ -80,14 +71,12 @@ class ArgumentsCheck(AnswerCheck[OracleArguments]):
         return f"one JSON object fitting the schema with a value of the parameter's type for exactly these: {asked}"
 
 
-def _type_problem(schema: dict[str, object], value: JsonValue) -> str | None:
-    kind = schema.get("type")
-    if not isinstance(kind, str) or kind not in _JSON_TYPES:
-        return None
-    fits = isinstance(value, _JSON_TYPES[kind]) and not (kind in ("integer", "number") and isinstance(value, bool))
-    if not fits:
-        return f"give a JSON {kind}, not {value!r}"
-    if kind == "string" and not str(value).strip():
+def _type_problem(spec: ToolSpec, name: str, value: JsonValue) -> str | None:
+    schema = spec.param_schema(name) or {}
+    defs = spec.parameters.get("$defs")
+    if not fits_schema(value, schema, defs if isinstance(defs, dict) else {}):
+        return f"give a JSON {schema.get('type', 'value its schema allows')}, not {value!r}"
+    if isinstance(value, str) and not value.strip():
         return "give the text a compliant agent would write, not an empty string"
     return None
 

@@ -94,10 +94,7 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
     try:
         if reviews:  # the reviewer worked on the validated run: replay it, put the reviews back, then export
             run_pipeline(config, work / "run", stop_after="validation")
-            for review in reviews:
-                write_text(
-                    work / "run" / REVIEW_DIR / f"{review.sample_id}.json", review.model_dump_json(indent=2) + "\n"
-                )
+            _write_reviews(reviews, work / "run" / REVIEW_DIR)
         result = run_pipeline(config, work / "run")
     except MantraError:
         if PROVIDER.missed:  # the missing answers are the cause (e.g. no case left to export)
@@ -118,8 +115,13 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
 
 def shipped_reviews(folder: Path) -> list[SampleReview]:
     """The review files the domain ships in ``generation.reviews/`` (none: the run had no human review)."""
+    return _reviews_in(folder / REVIEWS)
+
+
+def _reviews_in(folder: Path) -> list[SampleReview]:
+    """The review files in ``folder`` (``<sample>.json`` each, as ``mantra review`` writes them)."""
     found = []
-    for path in sorted((folder / REVIEWS).glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         try:
             review = SampleReview.model_validate_json(path.read_text(encoding="utf-8"))
         except ValueError as error:
@@ -128,6 +130,11 @@ def shipped_reviews(folder: Path) -> list[SampleReview]:
             raise RegenerateError(f"{path} holds the review of {review.sample_id}: name it {review.sample_id}.json")
         found.append(review)
     return found
+
+
+def _write_reviews(reviews: Sequence[SampleReview], folder: Path) -> None:
+    for review in reviews:  # the bytes save_review writes
+        write_text(folder / f"{review.sample_id}.json", review.model_dump_json(indent=2) + "\n")
 
 
 def ship_run(domain: str, run_dir: Path) -> Path:
@@ -144,16 +151,10 @@ def ship_run(domain: str, run_dir: Path) -> Path:
     ran = load_config(recorded_config(run_dir)).domain
     if ran != domain:
         raise RegenerateError(f"{run_dir} is a run of the {ran} domain, not {domain}")
-    reviews = sorted((run_dir / REVIEW_DIR).glob("*.json"))
-    for path in reviews:
-        try:
-            SampleReview.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            raise RegenerateError(f"{path}: not a review file ({error}); fix or remove it before shipping") from None
+    reviews = _reviews_in(run_dir / REVIEW_DIR)  # all read before anything is replaced
     shutil.copyfile(recording, folder / RECORDING)
     shutil.rmtree(folder / REVIEWS, ignore_errors=True)
-    for path in reviews:
-        write_text(folder / REVIEWS / path.name, path.read_text(encoding="utf-8"))
+    _write_reviews(reviews, folder / REVIEWS)
     return folder
 
 

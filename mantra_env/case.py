@@ -196,9 +196,9 @@ class Suite(BaseModel):
     def __reduce__(self) -> tuple[Any, ...]:
         # A suite read from a folder and unchanged since travels by folder and digest (trainers send envs to
         # worker processes; a generated suite is megabytes): the receiver reads the same bytes back.
-        unchanged = self._source is not None and self._source[1] == self.manifest
-        if unchanged and self._source is not None and self.manifest.cases_digest == cases_digest(self.cases):
-            return _reload_suite, (str(self._source[0]), self.manifest.model_dump(mode="json"))
+        source = self._source
+        if source is not None and source[1] == self.manifest and self.manifest.cases_digest == cases_digest(self.cases):
+            return _reload_suite, (str(source[0]), self.manifest.model_dump(mode="json"))
         reduced = super().__reduce__()
         assert isinstance(reduced, tuple)
         return reduced

@@ -8,6 +8,7 @@ written by hand. ``parameters`` is a JSON Schema object: ``{"type": "object", "p
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -23,6 +24,16 @@ _NO_PARAMETERS: dict[str, JsonValue] = {
     "properties": {},
     "required": [],
     "additionalProperties": False,
+}
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 
@@ -72,6 +83,25 @@ class ToolSpec(BaseModel):
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": parameters},
         }
+
+
+def fits_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] = MappingProxyType({})) -> bool:
+    """Whether a (canonical) JSON value has the type, and is one of the values, that ``schema`` allows."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = defs.get(ref.removeprefix("#/$defs/"), {})
+    if "anyOf" in schema:
+        return any(fits_schema(value, option, defs) for option in schema["anyOf"])
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        allowed = _JSON_TYPES.get(kind, (object,))
+        if isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed):
+            return True
+    return False
 
 
 def call_problem(tool: str, arguments: Iterable[str], specs: Mapping[str, ToolSpec]) -> str | None:

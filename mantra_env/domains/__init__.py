@@ -27,7 +27,7 @@ from mantra_env.domains.discovery import DomainSource, domain_info, domain_sourc
 from mantra_env.domains.overlay import OverlayDatabase
 from mantra_env.errors import DomainError, did_you_mean, error_path
 from mantra_env.toolkit import Toolkit
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, fits_schema
 from mantra_env.trace import ToolKind
 
 
@@ -177,15 +177,6 @@ class Domain:
 
 
 _CHECKED_SUITES: weakref.WeakValueDictionary[tuple[str, int], Suite] = weakref.WeakValueDictionary()
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
 
 
 def _atom_problem(tool: str, args: Mapping[str, Any], specs: Mapping[str, dict[str, Any]]) -> str:
@@ -200,28 +191,9 @@ def _atom_problem(tool: str, args: Mapping[str, Any], specs: Mapping[str, dict[s
             hint = did_you_mean(name, properties)
             takes = ", ".join(properties) or "no arguments"
             return f"{tool} takes no argument {name!r}; {hint or 'it takes ' + takes}"
-        if not _fits(value, properties[name], schema.get("$defs", {})):
+        if not fits_schema(value, properties[name], schema.get("$defs", {})):
             return f"{tool}({name}={json.dumps(value, ensure_ascii=False)}): {_expected(properties[name])}"
     return ""
-
-
-def _fits(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> bool:
-    """Whether a (canonical) JSON value has the type, and is one of the values, that ``schema`` allows."""
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        schema = defs.get(ref.removeprefix("#/$defs/"), {})
-    if "anyOf" in schema:
-        return any(_fits(value, option, defs) for option in schema["anyOf"])
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    kinds = schema.get("type")
-    if kinds is None:
-        return True
-    for kind in [kinds] if isinstance(kinds, str) else kinds:
-        allowed = _JSON_TYPES.get(kind, (object,))
-        if isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed):
-            return True
-    return False
 
 
 def _expected(schema: Mapping[str, Any]) -> str:
