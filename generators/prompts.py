@@ -178,6 +178,14 @@ def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
             "find_customer(...) PRECEDES CALL get_order(...)), not only before the write. A confirmed action is "
             "taken once and whole: where a partial or repeated write would use up or duplicate it, forbid it "
             "(NO-CALL x() BEFORE CALL x(...the confirmed call...), NO-CALL x() AFTER CALL x(...))."
+            " A refusal is a trace too: require the reads the decision rests on (the record whose state or terms "
+            "decide it), forbid the refused write and every write the customer's request could be turned into "
+            "(a cancellation instead of a refused change, a partial change), and, where the manual declines what "
+            "its rules do not allow rather than handing it over, forbid the hand-off to a human as well. A "
+            "request the manual allows needs the same care: the write with the scenario's arguments, the reads "
+            "its rule checks before it, and no write the customer did not ask for. Write one check per rule the "
+            "trace must respect; a short check set that leaves a manual step unchecked lets a non-compliant "
+            "trace pass."
             "\n\n" + CHECK_LANGUAGE,
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenario:\n{scenario}"},

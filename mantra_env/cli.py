@@ -2,11 +2,13 @@
 ``error: ...`` on stderr and exit code 2, never a traceback; Ctrl-C is exit code 130 with a line saying what was
 kept and how to continue. SIGTERM and SIGHUP (``timeout``, ``docker stop``, CI cancellation, a closed terminal)
 take the same way out, so that ``finally`` blocks and context managers run (the bundled model server is stopped,
-the store is closed), with exit code 128 + the signal's number."""
+the store is closed), with exit code 128 + the signal's number. Output piped into a reader that stops early
+(``| head``) ends the command quietly with exit code 141, as a shell tool would, instead of a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -19,6 +21,8 @@ from mantra_env.errors import MantraError
 
 _INVOKED_AS: ContextVar[str | None] = ContextVar("invoked_as", default=None)
 
+BROKEN_PIPE = 13
+"""SIGPIPE's number on every POSIX system (the ``signal`` module lacks it on Windows)."""
 CLEANUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -89,6 +93,10 @@ def run_command(body: Callable[[], int], interrupted: str = "interrupted") -> in
     except MantraError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader is gone: point stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + BROKEN_PIPE
     except KeyboardInterrupt as interruption:
         signum = interruption.signum if isinstance(interruption, Terminated) else signal.SIGINT
         print(f"\n{interrupted}", file=sys.stderr)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -73,3 +75,23 @@ def test_the_program_name_follows_the_command_that_runs_it() -> None:
     with invoked_as("mantra report"):
         assert program_name("graders.report") == "mantra report"
     assert program_name("graders.report") == "python -m graders.report"
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly() -> None:
+    """``mantra ... | head``: the reader closes the pipe after one line; the command stops without a traceback."""
+    program = (
+        "import sys\n"
+        "from mantra_env.cli import run_command\n"
+        "def body():\n"
+        "    for n in range(1_000_000):\n"
+        "        print(n)\n"
+        "    return 0\n"
+        "sys.exit(run_command(body))\n"
+    )
+    producer = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert producer.stdout is not None and producer.stderr is not None
+    assert producer.stdout.readline() == b"0\n"
+    producer.stdout.close()  # the reader stops, as head does after its lines
+    errors = producer.stderr.read().decode()
+    assert producer.wait() == 141
+    assert "Traceback" not in errors and errors == ""
