@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mantra_env  # noqa: F401 - registers the gymnasium ids
-from mantra_env.domains import DomainError, domain_names, find_suite, load_domain
+from mantra_env.domains import domain_names, find_suite, load_domain
 from mantra_env.domains.__main__ import main as export_main
 from mantra_env.domains.airline import make_db
 from mantra_env.domains.airline.database import FREE_BAGS, NOW, AirlineDatabase
@@ -755,9 +755,9 @@ def test_random_tool_sequences_and_resets_never_change_the_base(episodes: list[l
 
 
 # -- the domain's wiring -------------------------------------------------------------------------------------
-def test_the_airline_domain_is_listed_and_has_no_suite_yet() -> None:
+def test_the_airline_domain_runs_its_generated_suite_by_name() -> None:
     assert "airline" in domain_names() and load_domain("airline") is DOMAIN
-    with pytest.raises(DomainError, match="the airline domain has no suite yet"):
-        find_suite("airline")
-    with pytest.raises(DomainError, match="the airline domain has no suite yet"):
-        gym.make("mantra/airline-v1")
+    domain, suite = find_suite("airline")
+    assert domain is DOMAIN and domain.default_suite == "generated" and suite.manifest.name == "generated"
+    env = gym.make("mantra/airline-v1").unwrapped
+    assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]

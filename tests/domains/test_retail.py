@@ -788,5 +788,5 @@ def test_the_retail_domain_runs_its_generated_suite_by_name() -> None:
     domain, suite = find_suite("retail")
     assert domain is DOMAIN and domain.default_suite == "generated" and len(suite.cases) == 84
     assert sum(case.validation.reviewer is not None for case in suite.cases) == 1  # repaired in the review app
-    env = gym.make("mantra/retail-v2").unwrapped
+    env = gym.make("mantra/retail-v3").unwrapped
     assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]

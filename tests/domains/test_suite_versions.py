@@ -15,11 +15,13 @@ from mantra_env.domains import find_suite
 from mantra_env.registration import catalog
 
 PINNED: dict[str, dict[int, str]] = {
+    "airline/generated": {0: "7aca987d47f18ad21add1679f3e4713a2ff62a6e6e8a8a66c8335b743b20d73e"},
     "operations/starter": {0: "e84e5a8ccb53e5e4ac2da9bf909a2e5c28632991b4d7cefe913bc602d3783778"},
     "operations/generated": {0: "56cba1e362a14665ce2388b8cbe1c3692f30f295067b8e63f5580793d807c939"},
     "retail/generated": {
         0: "6f107bea2f81481a55011425cd839365d2ee0088c087f9e33fc6bfac06042f12",
         1: "39c168e5473a185a562c58b165fe2bb334fab2f221fb5041a099415f8ac98ec1",
+        2: "408e39483735261077ec0ba60516dbb1fa91f8af74d621c8520352f8ffc10171",
     },
     "telecom/generated": {0: "61beb6d2f014c5a8cec72df19a9c9f91e63e914eef0347d10f482ae6954d6d3a"},
 }

@@ -89,19 +89,16 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["domain", "suite", "version", "cases", "gymnasium", "ids"]
     assert lines[1].split() == [
-        "operations",
-        "operations/starter",
-        "*",
-        "0",
-        "14",
-        "mantra/operations-v1,",
-        "operations/starter-v1",
-    ]
-    assert lines[2].split() == ["operations", "operations/generated", "0", "86", "operations/generated-v1"]
-    assert lines[3].split() == [
-        "retail", "retail/generated", "*", "1", "84", "mantra/retail-v2,", "retail/generated-v2"
+        "airline", "airline/generated", "*", "0", "64", "mantra/airline-v1,", "airline/generated-v1"
     ]  # fmt: skip
+    assert lines[2].split() == [
+        "operations", "operations/starter", "*", "0", "14", "mantra/operations-v1,", "operations/starter-v1"
+    ]  # fmt: skip
+    assert lines[3].split() == ["operations", "operations/generated", "0", "86", "operations/generated-v1"]
     assert lines[4].split() == [
+        "retail", "retail/generated", "*", "2", "80", "mantra/retail-v3,", "retail/generated-v3"
+    ]  # fmt: skip
+    assert lines[5].split() == [
         "telecom", "telecom/generated", "*", "0", "63", "mantra/telecom-v1,", "telecom/generated-v1"
     ]  # fmt: skip
     suites, without = list_suites()
