@@ -195,11 +195,7 @@ class Pipeline:
         path = self.run.artifact("graph", "graph")
         if self.run.done("graph"):
             return DocumentGraph.model_validate_json(path.read_text(encoding="utf-8"))
-        manual = self.config.document_path.read_text(encoding="utf-8")
-        chunked = chunk_document(
-            manual, self.config.chunking.max_chunk_tokens, self.config.document_path.stem,
-            self.config.chunking.always_split_headings,
-        )  # fmt: skip
+        chunked = chunk_manual(self.config)
         try:
             graph = await find_references(
                 self.client,
@@ -472,6 +468,14 @@ class Pipeline:
 
 def _exported_model(model: str) -> str:
     return RECORDED_MODEL if model.startswith((f"{REPLAY_PROVIDER}/", f"{EXCHANGE_PROVIDER}/")) else model
+
+
+def chunk_manual(config: GenerationConfig) -> DocumentGraph:
+    """The manual's document graph before references: its chunks and hierarchy, as the run's first stage cuts them."""
+    return chunk_document(
+        config.document_path.read_text(encoding="utf-8"), config.chunking.max_chunk_tokens,
+        config.document_path.stem, config.chunking.always_split_headings,
+    )  # fmt: skip
 
 
 def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
