@@ -90,7 +90,11 @@ _PLANS: dict[str, list[Action]] = {}  # the plan is a pure function of the case,
 
 
 def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None) -> list[Action]:
-    """The oracle's tool calls for ``case`` (see the module docstring); computed once per case and bound."""
+    """The oracle's tool calls for ``case`` (see the module docstring); computed once per case and bound. A case
+    exported with its plan (``Case.oracle_plan``, the domain's tools at the case's own bound) is answered from it:
+    solving the canonical witness can take minutes on a large case, and the screen replayed the stored plan."""
+    if case.oracle_plan is not None and bound in (None, case.validation.trace_bound):
+        return [call.model_dump(mode="json") for call in case.oracle_plan]  # fresh lists: policies pop their copy
     horizon = bound or case.validation.trace_bound or 16
     key = json.dumps([case.model_dump(mode="json"), [t.model_dump(mode="json") for t in tools], horizon])
     if key not in _PLANS:

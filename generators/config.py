@@ -159,6 +159,11 @@ class ExportSettings(_Strict):
     suite_name: str = Field(default="generated", pattern=r"^[a-z0-9][a-z0-9_-]*$")
     version: int = Field(default=0, ge=0)
     description: str = ""
+    oracle_plans: bool = Field(
+        default=True,
+        description="Store each case's oracle plan in the suite (a suite shipped before plans were stored says "
+        "false until its next regeneration, which changes its cases and so its version).",
+    )
 
 
 class GenerationConfig(_Strict):

@@ -6,7 +6,8 @@ environment, passes every check with no tool error and no premature write, and n
 manifest's ``stage_counts`` give the funnel (paper Table 2): ``generated``, ``forward_validated``,
 ``backward_validated``, ``final``, plus how many ended ``awaiting_human`` or ``rejected``, how many the oracle
 does not pass cleanly (``replay_failed``) and how many a trivial agent passes (``trivially_passed``);
-``screening`` counts the screened-out cases by reason.
+``screening`` counts the screened-out cases by reason. Each shipped case stores the oracle's plan the screen
+replayed (``Case.oracle_plan``), so that nobody has to solve its canonical witness again.
 
 The world model's own initial values (its progress variables) are stored with the scenario's internal
 variables, as in the hand-written suites: the case's valuation is the complete initial state it is solved from.
@@ -19,10 +20,11 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
+from agents.scripted import oracle_plan
 from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
-from mantra_env.case import Case, Provenance, Suite, SuiteManifest, ValidationRecord
+from mantra_env.case import Case, PlannedCall, Provenance, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
@@ -105,9 +107,11 @@ def export_suite(
     description: str,
     candidates: Sequence[Case],
     validations: Mapping[str, SampleValidation],
+    store_plans: bool = True,
 ) -> tuple[Suite, dict[str, str]]:
     """The suite of the candidates that pass the screen (:mod:`generators.screening`), with the funnel counts and
-    the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out."""
+    the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
+    ``store_plans`` each case carries the oracle's plan (``Case.oracle_plan``)."""
     outcomes = [o for v in validations.values() for o in v.outcomes]
     draft_suite = Suite(
         manifest=SuiteManifest(name=name, domain=domain.name, version=version, case_count=len(candidates)),
@@ -117,6 +121,12 @@ def export_suite(
     screened = {case.id: found for case in candidates if (found := screen_case(env, case.id)) is not None}
     reasons = Counter(reason for reason, _ in screened.values())
     cases = [case for case in candidates if case.id not in screened]
+    if store_plans:  # the plans the screen just replayed (cached): users and tests need not solve them again
+        tools = domain.tool_specs()
+        cases = [
+            case.model_copy(update={"oracle_plan": [PlannedCall.model_validate(a) for a in oracle_plan(case, tools)]})
+            for case in cases
+        ]
     counts = {
         "generated": len(outcomes),
         "forward_validated": sum(o.forward == "consistent" for o in outcomes),

@@ -386,7 +386,7 @@ class Pipeline:
             return None
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
-            completed, {sid: v for sid, v in validations.items() if v is not None},
+            completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)

@@ -10,7 +10,10 @@ shipped bytes are then by construction what the recording regenerates).
 A reviewer's decisions are part of the record: the review files of the run (``RUN_DIR/review/<sample>.json``,
 written by ``mantra review``) ship in the domain's ``generation.reviews/`` and are put back where the reviewer
 made them, after the replayed validation and before the export. ``--ship RUN_DIR`` copies a finished run's
-recording and reviews into the domain folder and writes the suite they regenerate.
+recording and reviews into the domain folder and writes the suite they regenerate. ``--ship RUN_DIR --samples N``
+ships the run's own export instead, once a replay of its first N samples writes the same cases (a full replay of
+a large domain takes an hour; the run's export is what that replay writes, and ``make test`` checks the same
+first samples); nothing in the domain folder changes unless the check passes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from generators.rundir import write_text
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.userfiles import load_yaml, read_text
 
 SUITE_FILES = ("suite.jsonl", "manifest.json")
 SAMPLE_IN_ID = re.compile(r"-(s\d{3})-\d+$")
@@ -158,6 +162,73 @@ def ship_run(domain: str, run_dir: Path) -> Path:
     return folder
 
 
+def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
+    """Ship the finished run's own export with its recording and reviews into the domain folder ``folder``, after
+    checking in a scratch copy of it that a replay of the first ``samples`` samples writes the same cases.
+    Returns the suite folder."""
+    from generators.run import recorded_config
+
+    exported = run_dir / "export" / "suite"
+    missing = [p for p in (run_dir / "recorded.jsonl", *(exported / n for n in SUITE_FILES)) if not p.is_file()]
+    if missing:
+        raise RegenerateError(
+            f"{missing[0]} does not exist: give the folder of a run answered through exchange/ that reached its export"
+        )
+    ran, current = load_config(recorded_config(run_dir)), replay_config(folder, run_dir.parent)
+    if ran.domain != current.domain:
+        raise RegenerateError(f"{run_dir} is a run of the {ran.domain} domain, not {current.domain}")
+    # the copy taken when the run started (run.json names the domain's file, which may have changed since)
+    started = _sections(run_dir / "config.yaml")
+    now = _sections(folder / "generation.yaml")
+    changed = [key for key in SHIPPED_SETTINGS if started and started.get(key) != now.get(key)]
+    manifest = json.loads((exported / "manifest.json").read_text(encoding="utf-8"))
+    wanted = current.export
+    if (manifest.get("name"), manifest.get("version")) != (wanted.suite_name, wanted.version):
+        changed.append("export")
+    if changed:
+        raise RegenerateError(
+            f"{run_dir} ran with other {', '.join(sorted(set(changed)))} settings than {folder / 'generation.yaml'} "
+            "has now: "
+            "its export is not what the domain's config regenerates (ship it without --samples to replay it all)"
+        )
+    reviews = _reviews_in(run_dir / REVIEW_DIR)
+    with tempfile.TemporaryDirectory(prefix="mantra-ship-") as scratch:
+        trial = Path(scratch) / folder.name
+        shutil.copytree(folder, trial, ignore=shutil.ignore_patterns("suites", REVIEWS, RECORDING, "__pycache__"))
+        _place(run_dir, reviews, trial, current.export.suite_name)
+        found = regenerate_folder(trial, Path(scratch) / "work", samples)
+        if found.differences:
+            raise RegenerateError(
+                f"the replay of the first {samples} samples of {run_dir / 'recorded.jsonl'} differs from the run's "
+                f"export: {'; '.join(found.differences)}; nothing was shipped"
+            )
+    _place(run_dir, reviews, folder, current.export.suite_name)
+    return folder / "suites" / current.export.suite_name
+
+
+SHIPPED_SETTINGS = ("domain", "document_path", "tools", "env_bindings", "chunking", "sampling", "validation", "export")
+"""The config sections a run's cases depend on (the models and run folders do not change them)."""
+
+
+def _sections(path: Path) -> dict[str, object]:
+    """The top-level sections of a config file as written (empty if there is none)."""
+    if not path.is_file():
+        return {}
+    loaded = load_yaml(read_text(path, "a generation config", RegenerateError), str(path), RegenerateError)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _place(run_dir: Path, reviews: Sequence[SampleReview], folder: Path, suite_name: str) -> None:
+    """Put the run's recording, reviews and exported suite into the domain folder ``folder``."""
+    shutil.copyfile(run_dir / "recorded.jsonl", folder / RECORDING)
+    shutil.rmtree(folder / REVIEWS, ignore_errors=True)
+    _write_reviews(reviews, folder / REVIEWS)
+    shipped = folder / "suites" / suite_name
+    shipped.mkdir(parents=True, exist_ok=True)
+    for name in SUITE_FILES:
+        shutil.copyfile(run_dir / "export" / "suite" / name, shipped / name)
+
+
 def _missing(folder: Path) -> RegenerateError:
     keys = sorted(set(PROVIDER.missed))
     return RegenerateError(
@@ -200,7 +271,12 @@ def _sample_of(line: str) -> str | None:
 def _first_difference(old_lines: list[str], new_lines: list[str]) -> str:
     for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
         if before != after:
-            return f"line {number} differs ({_case_id(before)}): shipped {before[:120]!r}, rebuilt {after[:120]!r}"
+            at = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), len(before))
+            start = max(at - 40, 0)  # what differs, with a little of what comes before it
+            return (
+                f"line {number} differs ({_case_id(before)}) at character {at + 1}: "
+                f"shipped {before[start : at + 80]!r}, rebuilt {after[start : at + 80]!r}"
+            )
     return f"shipped has {len(old_lines)} lines, rebuilt {len(new_lines)}"
 
 
@@ -233,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "retail --write           # ship the suite the recording regenerates",
         "--all --samples 2        # every shipped generated suite, first 2 samples (what make test checks)",
         "retail --ship runs/retail-20261126T150225  # ship a finished run: its recording, reviews and suite",
+        "airline --ship runs/airline-20261126T222604 --samples 2  # ship the run's export, checked on 2 samples",
     )
     parser.add_argument("domain", nargs="?", help="a domain with generation.yaml and generation.recorded.jsonl")
     parser.add_argument(
@@ -244,7 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ship",
         type=Path,
         metavar="RUN_DIR",
-        help="copy a finished run's recorded.jsonl and review files into the domain, then write its suite",
+        help="copy a finished run's recorded.jsonl and review files into the domain, then write its suite "
+        "(with --samples N: ship the run's own export once a replay of its first N samples agrees)",
     )
     parser.add_argument(
         "--samples", type=int, metavar="N", help="replay only the first N samples and compare their cases (quicker)"
@@ -258,8 +336,18 @@ def _run(args: argparse.Namespace) -> int:
         raise RegenerateError("name one domain or pass --all (every domain that ships a generated suite)")
     if args.all:
         return _check_all(args.samples)
-    if (args.write or args.ship) and args.samples is not None:
-        raise RegenerateError("--write and --ship ship a whole suite: drop --samples")
+    if args.write and args.samples is not None:
+        raise RegenerateError("--write ships a whole suite: drop --samples")
+    if args.ship is not None and args.samples is not None:
+        folder = load_domain(args.domain).folder
+        if folder is None:
+            raise RegenerateError(f"domain {args.domain!r} has no folder to ship into")
+        shipped = ship_run_export(folder, args.ship, args.samples)
+        print(
+            f"shipped the export of {args.ship} to {shipped} with its recording and reviews: a replay of its first "
+            f"{args.samples} samples writes the same cases"
+        )
+        return 0
     if args.ship is not None:
         folder = ship_run(args.domain, args.ship)
         print(f"copied {args.ship / 'recorded.jsonl'} and its reviews into {folder}")

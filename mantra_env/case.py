@@ -119,6 +119,15 @@ class Provenance(BaseModel):
     notes: str = ""
 
 
+class PlannedCall(BaseModel):
+    """One tool call of a case's stored oracle plan."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 class Case(BaseModel):
     """One benchmark item: scenario + checks + world model + provenance + validation record."""
 
@@ -138,6 +147,14 @@ class Case(BaseModel):
     argument_bindings: dict[str, dict[str, JsonValue]] = Field(
         default_factory=dict,
         description="Per-tool argument values an oracle uses for arguments the checks leave open.",
+    )
+    oracle_plan: list[PlannedCall] | None = Field(
+        default=None,
+        exclude_if=lambda plan: plan is None,  # a suite exported before plans were stored keeps its bytes
+        description=(
+            "The oracle's tool calls (the canonical compliant witness filled with the case's bindings, "
+            "agents.scripted), stored at export once the screen has replayed them; absent, the oracle solves them."
+        ),
     )
     validation: ValidationRecord = Field(default_factory=ValidationRecord)
     provenance: Provenance = Field(default_factory=Provenance)

@@ -10,7 +10,7 @@ import pytest
 import mantra_env  # noqa: F401 - registers the shipped suites
 from agents.scripted import oracle_plan, plan_from_witness
 from mantra_env import registration
-from mantra_env.case import Case, CaseCheck, Scenario
+from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.env import MantraEnv
 from mantra_env.smt import Witness
 from mantra_env.smt.queries import WitnessCall
@@ -147,3 +147,23 @@ def test_a_list_matched_as_a_set_takes_the_order_the_check_pins() -> None:
 def _ordered(parameters: dict[str, Any]) -> dict[str, Any]:
     properties = {**parameters["properties"], "item_ids": {**parameters["properties"]["item_ids"], "x-ordered": True}}
     return {**parameters, "properties": properties}
+
+
+def test_a_stored_plan_is_replayed_without_solving_and_each_caller_gets_its_own_copy() -> None:
+    stored = [
+        {"tool": "find_customer", "arguments": {"email": "ann@example.com", "note": "stored"}},
+        {"tool": "return_items", "arguments": {"order_id": "O1", "item_ids": ["I1", "I2", "I3"]}},
+    ]
+    case = _return_case({}).model_copy(update={"oracle_plan": [PlannedCall.model_validate(a) for a in stored]})
+    first = oracle_plan(case, [LOOKUP, RETURN])
+    assert first == stored  # the solver's plan has no note: this one was not solved
+    first[1]["arguments"]["item_ids"].pop()
+    assert oracle_plan(case, [LOOKUP, RETURN]) == stored
+    assert oracle_plan(case, [LOOKUP, RETURN], bound=8)[0]["arguments"] == {"email": "ann@example.com"}  # solved
+
+
+def test_a_case_dumps_its_stored_plan_and_a_case_without_one_keeps_the_old_bytes() -> None:
+    case = _return_case({})
+    assert "oracle_plan" not in case.model_dump_json()
+    planned = case.model_copy(update={"oracle_plan": [PlannedCall(tool="find_customer", arguments={"email": "a"})]})
+    assert Case.model_validate_json(planned.model_dump_json()) == planned

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from generators.regenerate import RECORDING, RegenerateError, regenerate_folder, shipped_generated
+from generators.regenerate import (
+    RECORDING,
+    RegenerateError,
+    regenerate_folder,
+    ship_run_export,
+    shipped_generated,
+)
 from generators.regenerate import main as regenerate_main
 from generators.replay import load_fixture
 
@@ -143,7 +149,44 @@ def test_a_shipped_review_is_put_back_before_the_export_and_regenerates_byte_ide
 
 
 def test_ship_copies_a_run_of_that_domain_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert regenerate_main(["retail", "--ship", str(tmp_path), "--samples", "2"]) == 2
+    assert regenerate_main(["retail", "--write", "--samples", "2"]) == 2
     assert "drop --samples" in capsys.readouterr().err
     assert regenerate_main(["retail", "--ship", str(tmp_path)]) == 2
     assert "recorded.jsonl does not exist" in capsys.readouterr().err
+    assert regenerate_main(["retail", "--ship", str(tmp_path), "--samples", "2"]) == 2
+    assert "recorded.jsonl does not exist" in capsys.readouterr().err
+
+
+def _finished_run(folder: Path, tmp_path: Path) -> Path:
+    """A run directory as an exchange run leaves it: its recording, config path and export."""
+    run_dir = regenerate_folder(folder, tmp_path / "ran").rebuilt.parent.parent
+    (run_dir / "recorded.jsonl").write_bytes((folder / RECORDING).read_bytes())
+    (run_dir / "run.json").write_text(json.dumps({"config_path": str(folder / "generation.yaml")}))
+    (run_dir / "config.yaml").write_bytes((folder / "generation.yaml").read_bytes())
+    return run_dir
+
+
+def test_shipping_a_runs_export_checks_its_first_samples_and_changes_nothing_when_they_differ(tmp_path: Path) -> None:
+    folder = _domain_folder(tmp_path)
+    run_dir = _finished_run(folder, tmp_path)
+    (folder / RECORDING).write_text("")  # the domain's older recording, replaced by the run's
+    exported = run_dir / "export" / "suite" / "suite.jsonl"
+    shipped = ship_run_export(folder, run_dir, samples=1)
+    assert (shipped / "suite.jsonl").read_bytes() == exported.read_bytes()
+    assert (folder / RECORDING).read_bytes() == (run_dir / "recorded.jsonl").read_bytes()
+    assert regenerate_folder(folder, tmp_path / "again").differences == []
+
+    lines = exported.read_text().splitlines()
+    edited = json.loads(lines[0])
+    edited["relevant_tools"] = []
+    exported.write_text("\n".join([json.dumps(edited, separators=(",", ":")), *lines[1:]]) + "\n")
+    before = (shipped / "suite.jsonl").read_bytes()
+    with pytest.raises(RegenerateError, match=r"differs from the run's export.*at character.*nothing was shipped"):
+        ship_run_export(folder, run_dir, samples=1)
+    assert (shipped / "suite.jsonl").read_bytes() == before
+    exported.write_text("\n".join(lines) + "\n")
+
+    config = folder / "generation.yaml"
+    config.write_text(config.read_text().replace("export:\n", "export:\n  version: 7\n"))
+    with pytest.raises(RegenerateError, match="ran with other export settings"):
+        ship_run_export(folder, run_dir, samples=1)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agents.base import play
-from agents.scripted import OraclePolicy, WriteFirstPolicy
+from agents.scripted import OraclePolicy, WriteFirstPolicy, oracle_plan
 from generators.export import export_suite
 from generators.screening import premature_write, screen_case
 from mantra_env.case import Case, Suite, SuiteManifest
@@ -110,6 +110,19 @@ def test_export_counts_screened_cases_by_reason(starter: tuple[Domain, Case]) ->
     assert suite.manifest.stage_counts["trivially_passed"] == 2
     assert suite.manifest.stage_counts["replay_failed"] == 0
     assert why[noop.id].startswith("passed_by_noop: ")
+
+
+def test_each_exported_case_stores_the_plan_the_screen_replayed(starter: tuple[Domain, Case]) -> None:
+    domain, case = starter
+    suite, _ = export_suite("planted", domain, 0, "", [case], {})
+    (stored,) = suite.cases
+    assert stored.oracle_plan is not None
+    assert [c.model_dump(mode="json") for c in stored.oracle_plan] == oracle_plan(case, domain.tool_specs())
+    assert play(MantraEnv(suite, domain), OraclePolicy(), stored.id)["verdict"].passed
+    assert '"oracle_plan"' in stored.model_dump_json()
+    unstored, _ = export_suite("planted", domain, 0, "", [case], {}, store_plans=False)
+    assert unstored.cases[0].oracle_plan is None
+    assert '"oracle_plan"' not in unstored.cases[0].model_dump_json()  # the bytes of a suite shipped before
 
 
 def test_premature_write_is_a_write_before_the_first_read() -> None:
