@@ -100,6 +100,19 @@ def build_case(
     )
 
 
+def with_oracle_plans(cases: Sequence[Case], domain: Domain) -> list[Case]:
+    """``cases``, each with the oracle's plan on ``domain``'s tools stored in it (``Case.oracle_plan``).
+
+    Raises:
+        OracleError: a case has no complete compliant plan (the screen keeps such cases out of a suite).
+    """
+    tools = domain.tool_specs()
+    return [
+        case.model_copy(update={"oracle_plan": [PlannedCall.model_validate(a) for a in oracle_plan(case, tools)]})
+        for case in cases
+    ]
+
+
 def export_suite(
     name: str,
     domain: Domain,
@@ -122,11 +135,7 @@ def export_suite(
     reasons = Counter(reason for reason, _ in screened.values())
     cases = [case for case in candidates if case.id not in screened]
     if store_plans:  # the plans the screen just replayed (cached): users and tests need not solve them again
-        tools = domain.tool_specs()
-        cases = [
-            case.model_copy(update={"oracle_plan": [PlannedCall.model_validate(a) for a in oracle_plan(case, tools)]})
-            for case in cases
-        ]
+        cases = with_oracle_plans(cases, domain)
     counts = {
         "generated": len(outcomes),
         "forward_validated": sum(o.forward == "consistent" for o in outcomes),

@@ -15,7 +15,10 @@ from mantra_env.domains import find_suite
 from mantra_env.registration import catalog
 
 PINNED: dict[str, dict[int, str]] = {
-    "airline/generated": {0: "7aca987d47f18ad21add1679f3e4713a2ff62a6e6e8a8a66c8335b743b20d73e"},
+    "airline/generated": {
+        0: "7aca987d47f18ad21add1679f3e4713a2ff62a6e6e8a8a66c8335b743b20d73e",
+        1: "b9f37b90f760cfc1aabb755e2585c0ec0c0fc81585bc3c559298b154c1cfd137",
+    },
     "operations/starter": {0: "e84e5a8ccb53e5e4ac2da9bf909a2e5c28632991b4d7cefe913bc602d3783778"},
     "operations/generated": {0: "56cba1e362a14665ce2388b8cbe1c3692f30f295067b8e63f5580793d807c939"},
     "retail/generated": {

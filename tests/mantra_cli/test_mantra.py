@@ -89,7 +89,7 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["domain", "suite", "version", "cases", "gymnasium", "ids"]
     assert lines[1].split() == [
-        "airline", "airline/generated", "*", "0", "64", "mantra/airline-v1,", "airline/generated-v1"
+        "airline", "airline/generated", "*", "1", "64", "mantra/airline-v2,", "airline/generated-v2"
     ]  # fmt: skip
     assert lines[2].split() == [
         "operations", "operations/starter", "*", "0", "14", "mantra/operations-v1,", "operations/starter-v1"
