@@ -181,15 +181,18 @@ def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
     started = _sections(run_dir / "config.yaml")
     now = _sections(folder / "generation.yaml")
     changed = [key for key in SHIPPED_SETTINGS if started and started.get(key) != now.get(key)]
-    manifest = json.loads((exported / "manifest.json").read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(read_text(exported / "manifest.json", "a suite manifest", RegenerateError))
+    except ValueError as error:
+        raise RegenerateError(f"{exported / 'manifest.json'} is not JSON ({error}): export the run again") from None
     wanted = current.export
     if (manifest.get("name"), manifest.get("version")) != (wanted.suite_name, wanted.version):
         changed.append("export")
     if changed:
         raise RegenerateError(
             f"{run_dir} ran with other {', '.join(sorted(set(changed)))} settings than {folder / 'generation.yaml'} "
-            "has now: "
-            "its export is not what the domain's config regenerates (ship it without --samples to replay it all)"
+            "has now, so its export is not what that config regenerates: make them agree, or ship without --samples "
+            "to replay the recording under the current config"
         )
     reviews = _reviews_in(run_dir / REVIEW_DIR)
     with tempfile.TemporaryDirectory(prefix="mantra-ship-") as scratch:

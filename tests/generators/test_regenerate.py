@@ -186,6 +186,13 @@ def test_shipping_a_runs_export_checks_its_first_samples_and_changes_nothing_whe
     assert (shipped / "suite.jsonl").read_bytes() == before
     exported.write_text("\n".join(lines) + "\n")
 
+    manifest = run_dir / "export" / "suite" / "manifest.json"
+    kept = manifest.read_bytes()
+    manifest.write_text("{")
+    with pytest.raises(RegenerateError, match=r"manifest\.json is not JSON"):
+        ship_run_export(folder, run_dir, samples=1)
+    manifest.write_bytes(kept)
+
     config = folder / "generation.yaml"
     config.write_text(config.read_text().replace("export:\n", "export:\n  version: 7\n"))
     with pytest.raises(RegenerateError, match="ran with other export settings"):
