@@ -146,19 +146,22 @@ def ship_run(domain: str, run_dir: Path) -> Path:
     domain folder then holds what a regeneration of the run needs."""
     from generators.run import recorded_config
 
-    folder = load_domain(domain).folder
-    if folder is None:
-        raise RegenerateError(f"domain {domain!r} has no folder to ship into")
+    folder = shipping_folder(domain)
     recording = run_dir / "recorded.jsonl"
     if not recording.is_file():
         raise RegenerateError(f"{recording} does not exist: give the folder of a run answered through exchange/")
     ran = load_config(recorded_config(run_dir)).domain
     if ran != domain:
         raise RegenerateError(f"{run_dir} is a run of the {ran} domain, not {domain}")
-    reviews = _reviews_in(run_dir / REVIEW_DIR)  # all read before anything is replaced
-    shutil.copyfile(recording, folder / RECORDING)
-    shutil.rmtree(folder / REVIEWS, ignore_errors=True)
-    _write_reviews(reviews, folder / REVIEWS)
+    _place_record(run_dir, _reviews_in(run_dir / REVIEW_DIR), folder)  # reviews all read before anything is replaced
+    return folder
+
+
+def shipping_folder(domain: str) -> Path:
+    """The folder a run of ``domain`` ships into."""
+    folder = load_domain(domain).folder
+    if folder is None:
+        raise RegenerateError(f"domain {domain!r} has no folder to ship into")
     return folder
 
 
@@ -221,11 +224,16 @@ def _sections(path: Path) -> dict[str, object]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _place(run_dir: Path, reviews: Sequence[SampleReview], folder: Path, suite_name: str) -> None:
-    """Put the run's recording, reviews and exported suite into the domain folder ``folder``."""
+def _place_record(run_dir: Path, reviews: Sequence[SampleReview], folder: Path) -> None:
+    """Put the run's recording and its (already read) reviews into the domain folder ``folder``."""
     shutil.copyfile(run_dir / "recorded.jsonl", folder / RECORDING)
     shutil.rmtree(folder / REVIEWS, ignore_errors=True)
     _write_reviews(reviews, folder / REVIEWS)
+
+
+def _place(run_dir: Path, reviews: Sequence[SampleReview], folder: Path, suite_name: str) -> None:
+    """Put the run's recording, reviews and exported suite into the domain folder ``folder``."""
+    _place_record(run_dir, reviews, folder)
     shipped = folder / "suites" / suite_name
     shipped.mkdir(parents=True, exist_ok=True)
     for name in SUITE_FILES:
@@ -342,10 +350,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.write and args.samples is not None:
         raise RegenerateError("--write ships a whole suite: drop --samples")
     if args.ship is not None and args.samples is not None:
-        folder = load_domain(args.domain).folder
-        if folder is None:
-            raise RegenerateError(f"domain {args.domain!r} has no folder to ship into")
-        shipped = ship_run_export(folder, args.ship, args.samples)
+        shipped = ship_run_export(shipping_folder(args.domain), args.ship, args.samples)
         print(
             f"shipped the export of {args.ship} to {shipped} with its recording and reviews: a replay of its first "
             f"{args.samples} samples writes the same cases"

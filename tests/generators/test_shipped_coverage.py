@@ -6,7 +6,6 @@ section counts as covered when one of the suite's cases was generated from a sam
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from generators.pipeline import chunk_manual
 from generators.regenerate import replay_config, shipped_generated
 from generators.sampling import eligible_nodes
+from mantra_env.case import load_suite
 from mantra_env.domains import domain_names, load_domain
 
 
@@ -23,12 +23,8 @@ def test_every_section_of_the_manual_is_a_sample_chunk_of_some_case(domain: str,
     assert folder is not None
     config = replay_config(folder, tmp_path)
     graph = chunk_manual(config)
-    suite = folder / "suites" / config.export.suite_name / "suite.jsonl"
-    covered = {
-        chunk
-        for line in suite.read_text(encoding="utf-8").splitlines()
-        for chunk in json.loads(line)["sample_chunk_ids"]
-    }
+    suite = load_suite(folder / "suites" / config.export.suite_name)
+    covered = {chunk for case in suite.cases for chunk in case.sample_chunk_ids}
     sections = eligible_nodes(graph)
     missing = [f"{c} {graph.node(c).title!r}" for c in sections if c not in covered]
     assert len(sections) >= 8
