@@ -56,6 +56,9 @@ class _StageProgress:
         if stage not in self.shown:
             self.close()
             self.shown[stage] = Progress(f"stage {stage}", total)
+        # A waiting run's later passes bring more samples into a stage (those whose answers arrived since): the
+        # total is the samples in the stage so far, not those of its first pass.
+        self.shown[stage].total = total
         self.shown[stage].update(done)
 
     def stage_done(self, stage: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from generators.config import load_config
 from generators.document import chunk_document
 from generators.exchange import ExchangeDir
-from generators.run import PENDING_EXIT, main
+from generators.run import PENDING_EXIT, _StageProgress, main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 RETAIL = Path(__file__).parents[2] / "mantra_env" / "domains" / "retail" / "generation.yaml"
@@ -76,3 +76,15 @@ def test_retail_run_writes_its_first_wave_and_exits_pending(
     waiting = ExchangeDir(run_dir / "exchange").unanswered()
     assert waiting == sorted(f"document_extraction/{node.id}#0" for node in chunks)  # one per chunk, at once
     assert f"{len(waiting)} requests pending in {run_dir / 'exchange'}" in capsys.readouterr().out
+
+
+def test_a_stage_whose_later_pass_brings_more_samples_shows_the_new_total(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = _StageProgress()
+    shown.update("validation", 8, 8)  # the first pass: 8 samples had reached validation
+    shown.update("validation", 17, 30)  # a later pass of a waiting run: 30 have
+    shown.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("stage validation: 8/8 (100%)")
+    assert lines[-1].startswith("stage validation: 17/30 (56%)")
