@@ -161,8 +161,8 @@ class ExportSettings(_Strict):
     description: str = ""
     oracle_plans: bool = Field(
         default=True,
-        description="Store each case's oracle plan in the suite (a suite shipped before plans were stored says "
-        "false until its next regeneration, which changes its cases and so its version).",
+        description="Store each case's oracle plan in the suite (false leaves it out, and the oracle then solves "
+        "each case's canonical witness again when it plays the case).",
     )
 
 

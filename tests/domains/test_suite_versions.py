@@ -20,13 +20,20 @@ PINNED: dict[str, dict[int, str]] = {
         1: "b9f37b90f760cfc1aabb755e2585c0ec0c0fc81585bc3c559298b154c1cfd137",
     },
     "operations/starter": {0: "e84e5a8ccb53e5e4ac2da9bf909a2e5c28632991b4d7cefe913bc602d3783778"},
-    "operations/generated": {0: "56cba1e362a14665ce2388b8cbe1c3692f30f295067b8e63f5580793d807c939"},
+    "operations/generated": {
+        0: "56cba1e362a14665ce2388b8cbe1c3692f30f295067b8e63f5580793d807c939",
+        1: "bcd3baec374d476091d665db360c61b64d1e33a2152ebdbc543746a26e456965",
+    },
     "retail/generated": {
         0: "6f107bea2f81481a55011425cd839365d2ee0088c087f9e33fc6bfac06042f12",
         1: "39c168e5473a185a562c58b165fe2bb334fab2f221fb5041a099415f8ac98ec1",
         2: "408e39483735261077ec0ba60516dbb1fa91f8af74d621c8520352f8ffc10171",
+        3: "fef5f378ca2fccf0dd2c2debda04e168613d2f16b0db49570a8629828aed169f",
     },
-    "telecom/generated": {0: "61beb6d2f014c5a8cec72df19a9c9f91e63e914eef0347d10f482ae6954d6d3a"},
+    "telecom/generated": {
+        0: "61beb6d2f014c5a8cec72df19a9c9f91e63e914eef0347d10f482ae6954d6d3a",
+        1: "79b74a6dcdaf589b78008b28ab48b56c9b09199fe4371927fe222e4a0c71240d",
+    },
 }
 ENTRIES = catalog()[0]
 

@@ -94,12 +94,12 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     assert lines[2].split() == [
         "operations", "operations/starter", "*", "0", "14", "mantra/operations-v1,", "operations/starter-v1"
     ]  # fmt: skip
-    assert lines[3].split() == ["operations", "operations/generated", "0", "86", "operations/generated-v1"]
+    assert lines[3].split() == ["operations", "operations/generated", "1", "86", "operations/generated-v2"]
     assert lines[4].split() == [
-        "retail", "retail/generated", "*", "2", "80", "mantra/retail-v3,", "retail/generated-v3"
+        "retail", "retail/generated", "*", "3", "80", "mantra/retail-v4,", "retail/generated-v4"
     ]  # fmt: skip
     assert lines[5].split() == [
-        "telecom", "telecom/generated", "*", "0", "63", "mantra/telecom-v1,", "telecom/generated-v1"
+        "telecom", "telecom/generated", "*", "1", "63", "mantra/telecom-v2,", "telecom/generated-v2"
     ]  # fmt: skip
     suites, without = list_suites()
     assert len(lines) == 1 + len(suites) + len(without) + 2 and lines[-1].startswith("* the domain's default suite")
