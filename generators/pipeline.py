@@ -46,6 +46,7 @@ from generators.review.state import load_review, reviewed_validation
 from generators.rundir import STAGE_ORDER, RunDir
 from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
 from generators.scenarios import generate_scenarios
+from generators.solver_memo import SolverMemo
 from generators.validation import SampleInput, validate_sample
 from generators.worldgen import generate_world_model
 from mantra_env.case import Case, Provenance, Suite, write_suite
@@ -117,6 +118,10 @@ class Pipeline:
     stages_run: list[str] = field(default_factory=list)
     previous_usage: list[dict[str, StageUsage]] | None = None
     pending: set[str] = field(default_factory=set)
+
+    @property
+    def solver_memo(self) -> SolverMemo:
+        return SolverMemo(self.run.root / "solver_memo")
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -336,7 +341,7 @@ class Pipeline:
                 locks=frozenset(review.locks) if review else frozenset(),
                 review_revision=review.revision if review else None,
             )
-            return await validate_sample(self.client, data, self.config.validation)
+            return await validate_sample(self.client, data, self.config.validation, self.solver_memo)
 
         done = await self.per_sample("validation", usable, SampleValidation, make)
         waiting = {s.id for s in usable} - set(done)

@@ -12,6 +12,7 @@ Layout::
     RUN_DIR/usage.json                 requests, cache hits, tokens and cost per LLM stage
     RUN_DIR/llm_cache/                 the disk cache of LLM answers (unless configured elsewhere)
     RUN_DIR/exchange/                  request and answer files of ``exchange/exchange`` models
+    RUN_DIR/solver_memo/               the validation stage's solver results (generators.solver_memo)
     RUN_DIR/recorded.jsonl             an exchange run's answers in the replay format
 
 Every file is written atomically (a temporary file renamed into place), so a killed run leaves whole artifacts

@@ -40,6 +40,7 @@ from generators.config import ValidationSettings
 from generators.exchange import gather_all
 from generators.llm import AnswerCheck, LLMClient
 from generators.scenarios import scenario_text
+from generators.solver_memo import MemoEntry, SolverMemo
 from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
 from mantra_env.errors import MantraError
@@ -103,10 +104,13 @@ class SampleInput:
 
 
 class _Loop:
-    def __init__(self, client: LLMClient, data: SampleInput, settings: ValidationSettings) -> None:
+    def __init__(
+        self, client: LLMClient, data: SampleInput, settings: ValidationSettings, memo: SolverMemo | None = None
+    ) -> None:
         self.client = client
         self.data = data
         self.settings = settings
+        self.solver_memo = memo
         self.model: WorldModel = parse_model(data.world.model)
         self.locks: frozenset[str] = data.locks
         self.checks = {sid: tuple(checks) for sid, checks in data.checks.items() if checks}
@@ -150,25 +154,53 @@ class _Loop:
             await asyncio.to_thread(self._solve, sid, found, backward)
         return found
 
+    def _disk_key(self, sid: str) -> str:
+        """The solver memo's key: everything :meth:`_solver` reads."""
+        return SolverMemo.key(
+            [
+                format_model(self._with_goal(sid)),
+                [entry.model_dump(mode="json") for entry in self.checks[sid]],
+                initial_state(self.data.world.initial, self.scenarios[sid]),
+                [tool.model_dump(mode="json") for tool in self.data.tools],
+                self.settings.z3_trace_bound,
+                self.settings.timeout_ms,
+            ]
+        )
+
     def _solve(self, sid: str, into: _Evaluation, backward: bool) -> None:
-        try:
-            solver = self._solver(sid)
-        except MantraError as error:  # the artifacts do not fit together: a judge's edit broke them
-            failed = QueryResult(
-                query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=str(error)
-            )
-            into.forward, into.backward, into.witness = failed, None, None
-            self._record(sid, failed)  # the reviewer reads why nothing was solved
-            return
+        """Fill ``into`` from the solver memo, or else the solver; each result is recorded in the history alike."""
+        key = self._disk_key(sid) if self.solver_memo is not None else ""
+        stored = self.solver_memo.load(key) if self.solver_memo is not None else None
+        forward = into.forward or (stored.forward if stored is not None else None)
+        wants_backward = backward and into.backward is None and (forward is None or forward.status == "consistent")
+        has_backward = stored is not None and stored.backward is not None and stored.witness is not None
+        solver: CaseSolver | None = None
+        if forward is None or (wants_backward and not has_backward):
+            try:
+                solver = self._solver(sid)
+            except MantraError as error:  # the artifacts do not fit together: a judge's edit broke them
+                failed = QueryResult(
+                    query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=str(error)
+                )
+                into.forward, into.backward, into.witness = failed, None, None
+                self._record(sid, failed)  # the reviewer reads why nothing was solved
+                return
         if into.forward is None:
-            into.forward = solver.forward(shortest=True)
+            into.forward = forward if forward is not None else solver.forward(shortest=True)  # type: ignore[union-attr]
             self._record(sid, into.forward)
         if backward and into.forward.status == "consistent" and into.backward is None:
-            into.backward = solver.backward_all(shortest=True)
+            if solver is None:  # stored
+                assert stored is not None and stored.backward is not None
+                into.backward, into.witness = stored.backward, stored.witness
+            else:
+                into.backward = solver.backward_all(shortest=True)
+                into.witness = solver.compliant_witness()
             for result in into.backward:
                 self._record(sid, result)
-            into.witness = solver.compliant_witness()
+            assert into.witness is not None
             self._record(sid, into.witness)
+        if solver is not None and self.solver_memo is not None:
+            self.solver_memo.save(key, MemoEntry(forward=into.forward, backward=into.backward, witness=into.witness))
 
     def _record(self, sid: str, result: QueryResult) -> None:
         entry: dict[str, JsonValue] = {
@@ -375,6 +407,9 @@ class _Loop:
         return ScenarioOutcome(status="awaiting_human", reason=reason, **fields)
 
 
-async def validate_sample(client: LLMClient, data: SampleInput, settings: ValidationSettings) -> SampleValidation:
-    """Run the validation rounds of one sample; see the module docstring."""
-    return await _Loop(client, data, settings).run()
+async def validate_sample(
+    client: LLMClient, data: SampleInput, settings: ValidationSettings, memo: SolverMemo | None = None
+) -> SampleValidation:
+    """Run the validation rounds of one sample; see the module docstring. With ``memo``, solver results are read
+    from and written to it (:mod:`generators.solver_memo`): the same rounds, without solving any query twice."""
+    return await _Loop(client, data, settings, memo).run()
