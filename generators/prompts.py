@@ -42,7 +42,10 @@ World-model DSL (S-expressions):
   Lists: a tool's array parameter is a (List T) (an array of objects: a List of Records); a list constant is
     (const ITEMS (List String) ("a" "b")); a literal is (list "a" "b"). On a list L: (contains L x) (length L)
     (empty L) (sum L) (subset L S) (every element of L is in the list or array S); (field L f) is the list of the
-    elements' f (e.g. (sum (field (param pays) amount))). Lists are never compared with =. State collections are
+    elements' f (e.g. (sum (field (param pays) amount))). On a List of Records, contains and subset compare whole
+    records, every field: (subset (param pax) STATED_PAX) with (const STATED_PAX (List (Record (name String)
+    (dob String))) (((name "Ann") (dob "1990-01-02")))) pins which name goes with which birth date, which
+    subsets of separate fields cannot. Lists are never compared with =. State collections are
     (Array T) variables, updated with (union A L) and (difference A L):
     (= (next returned) (union returned (param items))) says "these items are now returned". A list-valued
     scenario variable (e.g. item_ids) is an (Array T) state variable: its scenario value is its initial set.

@@ -80,6 +80,12 @@ def _guarded(guard: str, term: str) -> str:
     return term if guard == "true" else f"(and {guard} {term})"
 
 
+def _equal(left: tuple[str, ...], right: tuple[str, ...]) -> str:
+    """Equality of two elements, leaf by leaf (every field of a record)."""
+    pairs = [f"(= {a} {b})" for a, b in zip(left, right, strict=True)]
+    return pairs[0] if len(pairs) == 1 else f"(and {' '.join(pairs)})"
+
+
 class Translator:
     """Translates the expressions of one checked model against one layout."""
 
@@ -163,8 +169,11 @@ class Translator:
             return single
         if isinstance(expr, Contains):
             array_type = self.checked.type_of(expr.array)
-            element = self.term(expr.element, step, slots, array_type.element)  # type: ignore[union-attr]
-            return self._member(expr.array, element, step, slots)
+            assert isinstance(array_type, ArrayType | ListType)
+            if isinstance(array_type.element, RecordType):
+                return self._member(expr.array, tuple(self.parts(expr.element, step, slots)), step, slots)
+            element = self.term(expr.element, step, slots, array_type.element)
+            return self._member(expr.array, (element,), step, slots)
         if isinstance(expr, CollectionOp):
             return self._collection(expr, step, slots, expr_type)
         assert isinstance(expr, OpApp)
@@ -194,12 +203,13 @@ class Translator:
         element = list_type.element
         return ListTerm(str(len(const.value)), tuple(tuple(self.value_parts(v, element)) for v in const.value))
 
-    def _member(self, collection: Expr, element: str, step: Step, slots: dict[str, Slot]) -> str:
-        """Whether ``element`` (a term) is in an array or a list."""
+    def _member(self, collection: Expr, element: tuple[str, ...], step: Step, slots: dict[str, Slot]) -> str:
+        """Whether ``element`` (its leaf terms: one per record field, or one) is in an array or a list."""
         if isinstance(self.checked.type_of(collection), ArrayType):
-            return f"(select {self.term(collection, step, slots)} {element})"
+            (key,) = element
+            return f"(select {self.term(collection, step, slots)} {key})"
         found = self.list_term(collection, step, slots)
-        parts = [_guarded(found.guard(k), f"(= {item[0]} {element})") for k, item in enumerate(found.items)]
+        parts = [_guarded(found.guard(k), _equal(item, element)) for k, item in enumerate(found.items)]
         parts = [part for part in parts if not part.startswith("(and false")]
         return "false" if not parts else parts[0] if len(parts) == 1 else f"(or {' '.join(parts)})"
 
@@ -234,7 +244,7 @@ class Translator:
         assert symbol == "subset"
         parts = []
         for k, item in enumerate(found.items):
-            member = self._member(args[1], item[0], step, slots)
+            member = self._member(args[1], item, step, slots)
             guard = found.guard(k)
             parts.append(member if guard == "true" else f"(=> {guard} {member})")
         return "true" if not parts else parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})"

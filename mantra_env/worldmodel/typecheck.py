@@ -18,7 +18,8 @@ Type rules (``T ~ U`` means T and U are equal, or both numeric):
   ``(length l)`` is an Int, ``(empty l)`` a Bool, ``(sum l)`` of a numeric list its element type;
   ``(subset l s)`` takes a list ``l`` and a list or array ``s`` of its element type; ``(union a x)`` and
   ``(difference a x)`` take an array ``a`` and a list or array ``x`` of its element type and are arrays;
-  ``(field l f)`` on a list of records is the list of the elements' ``f`` fields. Lists are not compared with
+  ``(field l f)`` on a list of records is the list of the elements' ``f`` fields. ``contains`` and ``subset``
+  compare records whole (every field), so they can pin which values go together. Lists are not compared with
   ``=`` (their order semantics belongs to the tool schema): use ``subset``, ``contains`` and ``length``.
 * Every top-level ``pre``/``post``/``goal`` entry is Bool. ``next`` appears only in postconditions, on state
   variables; ``param`` only in transitions, on names bound in ``params``.

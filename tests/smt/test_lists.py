@@ -87,6 +87,37 @@ def test_a_paired_pin_keeps_its_rows_in_any_order() -> None:
     assert sorted(zip(call["item_ids"], call["new_item_ids"], strict=True)) == [("i1", "n2"), ("i2", "n1")]
 
 
+PAIRED_MODEL = """
+(model
+  (const STATED (List (Record (payment_id String) (amount Real)))
+    (((payment_id "gift_card") (amount 10.0)) ((payment_id "card") (amount 20.0))))
+  (var chosen (Record (payment_id String) (amount Real)))
+  (var paid Bool)
+  (transition pay (params (payments p)) (pre (subset (param p) STATED) (contains STATED chosen))
+    (post (= (next paid) true)))
+  (goal paid))
+"""
+
+
+@pytest.mark.parametrize(
+    ("payments", "chosen", "status"),
+    [
+        ('[{"payment_id": "gift_card", "amount": 10.0}]', ("gift_card", 10.0), "consistent"),
+        ('[{"payment_id": "card", "amount": 20.0}, {"payment_id": "gift_card", "amount": 10.0}]', ("card", 20.0),
+         "consistent"),
+        # each record is matched as a whole: a stated id with another row's amount is no stated record
+        ('[{"payment_id": "gift_card", "amount": 20.0}]', ("gift_card", 10.0), "conflict"),
+        ('[{"payment_id": "gift_card", "amount": 10.0}]', ("gift_card", 20.0), "conflict"),
+    ],
+)  # fmt: skip
+def test_membership_in_a_list_of_records_compares_every_field(
+    payments: str, chosen: tuple[str, float], status: str
+) -> None:
+    initial = {"paid": False, "chosen": {"payment_id": chosen[0], "amount": chosen[1]}}
+    checks = [parse_check(f"CALL pay(payments={payments})")]
+    assert CaseSolver(PAIRED_MODEL, checks, 2, initial, TOOLS).forward().status == status
+
+
 def test_the_schema_decides_the_order_of_pinned_lists() -> None:
     unmarked = [parse_check('CALL exchange_items(item_ids=["i1"], new_item_ids=["n1"] PAIRED)')]
     with pytest.raises(SmtInputError, match="PAIRED"):
