@@ -14,14 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import mantra_env
 from generators.rundir import write_text
 from mantra_env.smt import QueryResult
+from mantra_env.worldmodel import WorldModel, format_model
 
 log = logging.getLogger("mantra.generators.solver_memo")
 
@@ -48,6 +51,15 @@ def core_digest() -> str:
     return digest.hexdigest()
 
 
+def _as_json(value: object) -> object:
+    """The solver arguments that are not JSON: world models as their text, checks and tools as their JSON."""
+    if isinstance(value, WorldModel):
+        return format_model(value)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"a solver argument of type {type(value).__name__} has no key")
+
+
 class SolverMemo:
     """Entries in ``folder``, one JSON file per key."""
 
@@ -55,9 +67,9 @@ class SolverMemo:
         self.folder = folder
 
     @staticmethod
-    def key(inputs: object) -> str:
-        """The key of the solver's ``inputs`` (JSON-serialisable)."""
-        text = json.dumps([core_digest(), inputs], sort_keys=True, ensure_ascii=False, default=str)
+    def key(arguments: Mapping[str, Any]) -> str:
+        """The key of a solver built from ``arguments`` (:class:`~mantra_env.smt.CaseSolver`'s keyword arguments)."""
+        text = json.dumps([core_digest(), arguments], sort_keys=True, ensure_ascii=False, default=_as_json)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

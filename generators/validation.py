@@ -131,15 +131,19 @@ class _Loop:
     def active(self) -> list[str]:
         return [s.id for s in self.data.scenarios if s.id not in self.rejected]
 
+    def _solver_arguments(self, sid: str) -> dict[str, Any]:
+        """What the solver of ``sid`` is built from: also the solver memo's key, so the two cannot drift apart."""
+        return {
+            "model": self._with_goal(sid),
+            "checks": self.checks[sid],
+            "bound": self.settings.z3_trace_bound,
+            "initial": initial_state(self.data.world.initial, self.scenarios[sid]),
+            "tools": self.data.tools,
+            "timeout_ms": self.settings.timeout_ms,
+        }
+
     def _solver(self, sid: str) -> CaseSolver:
-        return CaseSolver(
-            self._with_goal(sid),
-            self.checks[sid],
-            self.settings.z3_trace_bound,
-            initial_state(self.data.world.initial, self.scenarios[sid]),
-            self.data.tools,
-            timeout_ms=self.settings.timeout_ms,
-        )
+        return CaseSolver(**self._solver_arguments(sid))
 
     def _key(self, sid: str) -> str:
         checks = [entry.model_dump(mode="json") for entry in self.checks[sid]]
@@ -154,22 +158,9 @@ class _Loop:
             await asyncio.to_thread(self._solve, sid, found, backward)
         return found
 
-    def _disk_key(self, sid: str) -> str:
-        """The solver memo's key: everything :meth:`_solver` reads."""
-        return SolverMemo.key(
-            [
-                format_model(self._with_goal(sid)),
-                [entry.model_dump(mode="json") for entry in self.checks[sid]],
-                initial_state(self.data.world.initial, self.scenarios[sid]),
-                [tool.model_dump(mode="json") for tool in self.data.tools],
-                self.settings.z3_trace_bound,
-                self.settings.timeout_ms,
-            ]
-        )
-
     def _solve(self, sid: str, into: _Evaluation, backward: bool) -> None:
         """Fill ``into`` from the solver memo, or else the solver; each result is recorded in the history alike."""
-        key = self._disk_key(sid) if self.solver_memo is not None else ""
+        key = SolverMemo.key(self._solver_arguments(sid)) if self.solver_memo is not None else ""
         stored = self.solver_memo.load(key) if self.solver_memo is not None else None
         forward = into.forward or (stored.forward if stored is not None else None)
         wants_backward = backward and into.backward is None and (forward is None or forward.status == "consistent")
