@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mantra_env.files import LockHeld, exclusive_lock, write_atomic
 from mantra_env.errors import MantraError
+from mantra_env.files import LockHeld, exclusive_lock, write_atomic
 
 HOLDER = """
 import sys, time
@@ -68,10 +68,12 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
 
 def test_a_taken_lock_names_its_holder(tmp_path: Path) -> None:
     lock = tmp_path / "x.lock"
-    with exclusive_lock(lock, "the thing"):
-        with pytest.raises(LockHeld) as held:
-            with exclusive_lock(lock, "the thing", timeout_s=0):
-                pass
+    with (
+        exclusive_lock(lock, "the thing"),
+        pytest.raises(LockHeld) as held,
+        exclusive_lock(lock, "the thing", timeout_s=0),
+    ):
+        pass
     assert held.value.holder == os.getpid() and isinstance(held.value, MantraError)
     assert str(held.value) == f"the thing is in use by process {os.getpid()} (lock {lock}); wait for it to finish"
     with exclusive_lock(lock, "the thing", timeout_s=0):  # released on leaving the block
@@ -85,9 +87,8 @@ def test_n1_a_lock_whose_holder_is_killed_is_free(tmp_path: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        with pytest.raises(LockHeld) as held:
-            with exclusive_lock(lock, "the test's lock", timeout_s=0):
-                pass
+        with pytest.raises(LockHeld) as held, exclusive_lock(lock, "the test's lock", timeout_s=0):
+            pass
         assert held.value.holder == holder.pid
         holder.send_signal(signal.SIGKILL)
         assert holder.wait(timeout=60) == -signal.SIGKILL

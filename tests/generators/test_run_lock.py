@@ -28,9 +28,7 @@ def _exchange_config(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow  # a real run in a subprocess (importing litellm dominates)
-def test_n1_a_second_run_on_a_live_run_directory_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_n1_a_second_run_on_a_live_run_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = _exchange_config(tmp_path)
     live = subprocess.Popen(
         [sys.executable, "-m", "generators.run", "--config", str(config), "--wait", "--poll", "0.2"],

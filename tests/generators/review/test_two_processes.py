@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generators.review.state import SampleReview, decide, load_review, review_path, save_review
 from generators.review.run import ReviewRun
+from generators.review.state import SampleReview, decide, load_review, review_path, save_review
 from tests.generators.review.two_reviewers import review_rounds
 
 ROUNDS = 15
