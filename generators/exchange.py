@@ -157,8 +157,11 @@ class ExchangeDir:
             return text
         path = self.request_path(key)
         content = json.dumps(request, indent=2, ensure_ascii=False) + "\n"
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            write_text(path, content)
+        try:
+            if not path.is_file() or path.read_bytes() != content.encode("utf-8"):
+                write_text(path, content)
+        except OSError as error:  # e.g. a folder where the request file goes
+            raise ExchangeError(f"{path}: cannot write the request: {error.strerror or error}") from None
         raise AnswerPending([key])
 
     def request(self, key: str) -> dict[str, Any]:
@@ -169,8 +172,10 @@ class ExchangeDir:
             raise ExchangeError(
                 f"{path}: no such request; `python -m generators.exchange pending DIR` lists them"
             ) from None
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise ExchangeError(f"{path}: not a request file ({error})") from None
+        except OSError as error:
+            raise ExchangeError(f"{path}: cannot read the request: {error.strerror or error}") from None
         if not isinstance(loaded, dict):
             raise ExchangeError(f"{path}: not a request file (expected a JSON object)")
         return loaded

@@ -186,3 +186,12 @@ def test_n6_a_run_whose_answer_path_is_a_folder_stops_with_one_line(
     assert err[
         -1
     ] == f"error: {folder.answer_path(first)}: is a folder, not an answer file; remove it and write the " + ("answer")
+
+
+def test_n6_a_request_path_that_is_a_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = ExchangeDir(tmp_path)
+    folder.request_path(KEY).mkdir(parents=True)
+    with pytest.raises(ExchangeError, match="cannot write the request: Is a directory"):
+        folder.ask({"key": KEY})
+    code, err = _command(["check", str(tmp_path), KEY], capsys)
+    assert (code, err) == (2, f"error: {folder.request_path(KEY)}: cannot read the request: Is a directory\n")
