@@ -81,7 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
     )
     parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
-    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue this run directory (refused while another run holds it)",
+    )
     parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")
     parser.add_argument("--stop-after", choices=STAGE_ORDER, help="stop once this stage is done")
     parser.add_argument(
