@@ -165,7 +165,6 @@ def test_n6_pending_on_a_folder_that_does_not_exist_is_an_error(
     )
 
 
-@pytest.mark.slow  # a pipeline run
 def test_n6_a_run_whose_answer_path_is_a_folder_stops_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
