@@ -222,8 +222,8 @@ class Snapshots:
             return
         temporary = ""
         try:
-            self.conn.execute("CHECKPOINT")
-            temporary = self._temporary()  # the file alone then holds every commit (no write-ahead log)
+            self.conn.execute("CHECKPOINT")  # the file alone then holds every commit (no write-ahead log)
+            temporary = self._temporary()
             # Copied by another process: DuckDB's lock on the file is a POSIX record lock, which a process loses
             # when it closes *any* descriptor of the file, so this process must never open the file itself.
             copy = subprocess.run(
@@ -244,11 +244,15 @@ class Snapshots:
 
     def _temporary(self) -> str:
         """A new file with a unique name beside the snapshot for the next copy (never a name another writer of
-        the folder could use at the same time)."""
+        the folder could use at the same time), readable by whoever may read the database (``mkstemp`` makes it
+        owner-only)."""
         descriptor, temporary = tempfile.mkstemp(
             dir=os.path.dirname(self.target) or ".", prefix=f".{os.path.basename(self.target)}.", suffix=".tmp"
         )
-        os.close(descriptor)
+        try:
+            os.fchmod(descriptor, os.stat(self.path).st_mode & 0o777)
+        finally:
+            os.close(descriptor)
         return temporary
 
     def remove(self) -> None:
