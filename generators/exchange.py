@@ -18,6 +18,16 @@ so ``python -m generators.exchange check DIR KEY`` runs the pipeline's own check
 A missing answer is :class:`AnswerPending`, never a failure: the stages let it through (it is no
 ``GenerationError``), the pipeline advances every other sample and stops with every pending request written.
 
+Half-written answers. Answer files are written by outside helpers that take no lock, so the pipeline may find one
+while it is being written. An answer file is *unfinished* (:func:`unfinished`) when it is empty or blank, when its
+bytes end inside a UTF-8 character, or when the JSON object it opens (its first ``{``) is not closed by the end
+of the text. An unfinished answer changed less than :data:`ANSWER_SETTLE_S` seconds ago is pending, like a
+missing one; any other answer is read as it is: a complete answer that fails the stage's checks (prose, JSON with
+a syntax error inside a closed object, a schema or check failure) comes back as the next attempt, and an
+unfinished one that has not changed for that long is read too (its writer is gone: it comes back as the next
+attempt with its problem). Writers avoid the wait by writing a temporary name and renaming it into place.
+``check`` reads the answer as it is now, finished or not.
+
 ``python -m generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
 ``python -m generators.exchange pending DIR`` lists the requests waiting for an answer;
 ``python -m generators.exchange restore DIR RECORDED.jsonl`` writes the answers of a recording (a run's
@@ -30,7 +40,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import time
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +50,7 @@ from typing import Any, TypeVar
 
 from generators.rundir import write_text
 from mantra_env.errors import MantraError
+from mantra_env.limits import bounded, is_unicode
 
 EXCHANGE_PROVIDER = "exchange"
 T = TypeVar("T")
@@ -60,6 +73,8 @@ the ``checks`` requests (and the reverse)."""
 
 REQUEST_SUFFIX = ".request.json"
 ANSWER_SUFFIX = ".answer.json"
+ANSWER_SETTLE_S = 30.0
+"""An unfinished answer file (:func:`unfinished`) is pending until it has not changed for this long."""
 
 
 class ExchangeError(MantraError, ValueError):
@@ -88,6 +103,8 @@ class ExchangeDir:
         parts = key.split("/")
         if "#" not in parts[-1] or any(part in ("", ".", "..") or "\\" in part for part in parts):
             raise ExchangeError(f"{key!r} is not a request key; keys look like check_generation/s000-2#0")
+        if "\x00" in key or not is_unicode(key):
+            raise ExchangeError(f"{bounded(key)!r} is not a request key: it holds a NUL or a lone surrogate")
         return self.root.joinpath(*parts)
 
     def request_path(self, key: str) -> Path:
@@ -98,14 +115,38 @@ class ExchangeDir:
         base = self._base(key)
         return base.with_name(base.name + ANSWER_SUFFIX)
 
-    def answer(self, key: str) -> str | None:
-        """The answer text for ``key``, or None if none is written."""
+    def answer(self, key: str, settle: bool = True) -> str | None:
+        """The answer text for ``key``, or None if none is written; with ``settle``, also None while the file is
+        unfinished and recent (see "Half-written answers" in the module docstring).
+
+        Raises:
+            ExchangeError: the answer path is a folder or cannot be read, or the answer is not UTF-8 text.
+        """
+        path = self.answer_path(key)
         try:
-            return self.answer_path(key).read_text(encoding="utf-8")
+            with path.open("rb") as file:
+                age = time.time() - os.fstat(file.fileno()).st_mtime
+                data = file.read()
         except FileNotFoundError:
             return None
+        except IsADirectoryError:
+            raise ExchangeError(f"{path}: is a folder, not an answer file; remove it and write the answer") from None
+        except OSError as error:
+            raise ExchangeError(f"{path}: cannot read the answer: {error.strerror}") from None
+        if settle and age < ANSWER_SETTLE_S and unfinished(data):
+            return None
+        try:
+            return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise ExchangeError(f"{self.answer_path(key)}: not UTF-8 text; save the answer as UTF-8") from None
+            raise ExchangeError(f"{path}: not UTF-8 text; save the answer as UTF-8") from None
+
+    def answered(self, key: str) -> bool:
+        """Whether ``key`` has an answer the pipeline would read now (an unreadable one counts: reading it says
+        what is wrong)."""
+        try:
+            return self.answer(key) is not None
+        except ExchangeError:
+            return True
 
     def ask(self, request: dict[str, Any]) -> str:
         """The answer to ``request`` if its file is there; else the request file is written (atomically, unless
@@ -116,8 +157,11 @@ class ExchangeDir:
             return text
         path = self.request_path(key)
         content = json.dumps(request, indent=2, ensure_ascii=False) + "\n"
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            write_text(path, content)
+        try:
+            if not path.is_file() or path.read_bytes() != content.encode("utf-8"):
+                write_text(path, content)
+        except OSError as error:  # e.g. a folder where the request file goes
+            raise ExchangeError(f"{path}: cannot write the request: {error.strerror or error}") from None
         raise AnswerPending([key])
 
     def request(self, key: str) -> dict[str, Any]:
@@ -128,21 +172,29 @@ class ExchangeDir:
             raise ExchangeError(
                 f"{path}: no such request; `python -m generators.exchange pending DIR` lists them"
             ) from None
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise ExchangeError(f"{path}: not a request file ({error})") from None
+        except OSError as error:
+            raise ExchangeError(f"{path}: cannot read the request: {error.strerror or error}") from None
         if not isinstance(loaded, dict):
             raise ExchangeError(f"{path}: not a request file (expected a JSON object)")
         return loaded
 
     def requests(self) -> list[str]:
         """Keys of every request file, sorted."""
+        if not self.root.is_dir():
+            what = "is not a folder" if self.root.exists() else "does not exist"
+            raise ExchangeError(
+                f"{self.root} {what}: give the exchange folder of a run (RUN_DIR/exchange, or the <dir> of its "
+                "exchange/<dir> models)"
+            )
         found = []
         for path in self.root.rglob(f"*{REQUEST_SUFFIX}"):
             found.append(str(path.relative_to(self.root))[: -len(REQUEST_SUFFIX)].replace("\\", "/"))
         return sorted(found)
 
     def unanswered(self, keys: Iterable[str] | None = None) -> list[str]:
-        return [key for key in (self.requests() if keys is None else keys) if not self.answer_path(key).exists()]
+        return [key for key in (self.requests() if keys is None else keys) if not self.answered(key)]
 
     def write_pending(self, keys: Sequence[str]) -> None:
         """``pending.json``: the keys waiting for an answer (sorted), each with its role and files."""
@@ -188,7 +240,7 @@ def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None)
         except (OSError, UnicodeDecodeError) as error:
             raise ExchangeError(f"{answer_file}: cannot read the answer ({error})") from None
     else:
-        text = folder.answer(key)
+        text = folder.answer(key, settle=False)
     if text is None:
         raise ExchangeError(f"no answer for {key}: write it to {folder.answer_path(key)}")
     check = rebuild_check(str(request["stage"]), request.get("context", {}))
@@ -201,15 +253,51 @@ def restore(folder: ExchangeDir, recorded: Path) -> tuple[int, int]:
     already in the folder is never overwritten (it may be newer than the recording)."""
     from generators.replay import load_fixture
 
+    planned = [(key, folder.answer_path(key), text) for key, text in load_fixture(recorded).items()]  # keys checked
     written = kept = 0
-    for key, text in load_fixture(recorded).items():
-        path = folder.answer_path(key)
+    for key, path, text in planned:
         if path.exists():
             kept += 1
             continue
-        write_text(path, text)
+        try:
+            write_text(path, text)
+        except (OSError, UnicodeEncodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ExchangeError(
+                f"{path}: cannot write the answer of {key!r} ({reason}); {written} answers were written before it"
+            ) from None
         written += 1
     return written, kept
+
+
+def unfinished(data: bytes) -> bool:
+    """Whether ``data`` may be an answer its writer has not finished (see "Half-written answers" in the module
+    docstring): blank, cut inside a UTF-8 character, or with its first JSON object not closed by the end."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.reason == "unexpected end of data"  # cut inside a character; else simply not UTF-8
+    start = text.find("{")
+    if start < 0:
+        return not text.strip()
+    depth, in_string, escaped = 0, False, False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

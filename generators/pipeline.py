@@ -43,7 +43,7 @@ from generators.references import find_references
 from generators.relevance import relevant_tools
 from generators.replay import REPLAY_PROVIDER
 from generators.review.state import load_review, reviewed_validation
-from generators.rundir import STAGE_ORDER, RunDir
+from generators.rundir import STAGE_ORDER, RunDir, write_text
 from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
 from generators.scenarios import generate_scenarios
 from generators.solver_memo import SolverMemo
@@ -212,7 +212,7 @@ class Pipeline:
             self.pending.update(pending.keys)
             return None
         self.run.save("graph", "graph", graph)
-        (self.run.stage_dir("graph") / "toc.txt").write_text(graph.toc() + "\n", encoding="utf-8")
+        write_text(self.run.stage_dir("graph") / "toc.txt", graph.toc() + "\n")
         plot_graph(graph, self.run.stage_dir("graph") / "graph")
         return graph
 
@@ -573,7 +573,7 @@ def _wait_for_any(folders: Sequence[ExchangeDir], keys: Sequence[str], poll_s: f
     poll (so that answers written one after another are taken in one round, not one round each)."""
     seen = 0
     while True:
-        answered = sum(1 for key in keys if any(folder.answer_path(key).exists() for folder in folders))
+        answered = sum(1 for key in keys if any(folder.answered(key) for folder in folders))
         if answered == len(keys) or 0 < answered == seen:
             return
         seen = answered

@@ -21,6 +21,8 @@ from typing import Any
 import yaml
 
 from mantra_env.errors import MantraError
+from mantra_env.limits import bounded, json_problem, lone_surrogate_text
+from mantra_env.userfiles import read_text
 
 REPLAY_PROVIDER = "replay"
 
@@ -29,33 +31,55 @@ class ReplayMissing(MantraError, LookupError):
     """No recorded response for a request key."""
 
 
+class ReplayFixtureError(MantraError, ValueError):
+    """A replay fixture (or a recording) that cannot be read; the message names the file and line."""
+
+
 def load_fixture(path: Path) -> dict[str, str]:
-    """Key → response text of a fixture file (YAML or JSONL)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise MantraError(f"{path}: cannot read the replay fixture: {error.strerror}") from None
+    """Key → response text of a fixture file (YAML or JSONL).
+
+    Raises:
+        ReplayFixtureError: the file cannot be read, is not UTF-8, or a line or entry is not a recorded answer
+            (not JSON, nested too deep, a response that is not valid Unicode text).
+    """
+    text = read_text(path, "replay fixture", ReplayFixtureError)
     answers: dict[str, Any] = {}
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
                     entry = json.loads(line)
-                    answers[str(entry["key"])] = entry["response"]
+                    key, response = entry["key"], entry["response"]
+                except RecursionError:
+                    raise ReplayFixtureError(f"{path}:{lineno}: the entry nests too deep to read") from None
                 except (ValueError, KeyError, TypeError):
-                    raise MantraError(f'{path}:{lineno}: expected {{"key": ..., "response": ...}}') from None
+                    raise ReplayFixtureError(f'{path}:{lineno}: expected {{"key": ..., "response": ...}}') from None
+                problem = json_problem(entry)
+                if problem is not None:
+                    raise ReplayFixtureError(f"{path}:{lineno}: the entry {problem}")
+                answers[str(key)] = response
     else:
         try:
             data = yaml.safe_load(text) or {}
         except yaml.YAMLError as error:
-            raise MantraError(f"{path}: not valid YAML: {error}") from None
+            raise ReplayFixtureError(f"{path}: not valid YAML: {error}") from None
+        except RecursionError:
+            raise ReplayFixtureError(f"{path}: not valid YAML: it nests too deep") from None
         if not isinstance(data, dict) or not isinstance(data.get("responses"), dict):
-            raise MantraError(f"{path}: expected a mapping 'responses:' of request key -> answer")
+            raise ReplayFixtureError(f"{path}: expected a mapping 'responses:' of request key -> answer")
         answers = {str(key): value for key, value in data["responses"].items()}
-    return {
-        key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        for key, value in answers.items()
-    }
+        bad = next((key for key, value in answers.items() if lone_surrogate_text([key, value]) is not None), None)
+        if bad is not None:
+            raise ReplayFixtureError(
+                f"{path}: the response of {bounded(bad)!r} holds a lone surrogate (not valid Unicode)"
+            )
+    try:
+        return {
+            key: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            for key, value in answers.items()
+        }
+    except (ValueError, RecursionError):
+        raise ReplayFixtureError(f"{path}: a response cannot be written as JSON (it nests too deep)") from None
 
 
 class ReplayProvider:

@@ -8,6 +8,8 @@ after a stage. At the end it prints the funnel and the path of the exported suit
 
 With ``exchange/<dir>`` models (:mod:`generators.exchange`), a run whose requests wait for answers stops with
 exit code 3 and says where they are (``--resume`` continues it), or with ``--wait`` polls for the answers.
+
+A run holds its directory for as long as it runs: a second ``generators.run`` on it is refused in one line.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from generators.config import GenerationConfig, load_config
 from generators.llm import usage_totals
-from generators.rundir import STAGE_ORDER, RunDir
+from generators.rundir import STAGE_ORDER, RunDir, run_lock
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.progress import Progress
@@ -79,7 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--resume RUN_DIR --from-stage validation                  # recompute from a stage on",
     )
     parser.add_argument("--config", type=Path, help="the YAML config (default with --resume: the one it started with)")
-    parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run directory")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue this run directory (refused while another run holds it)",
+    )
     parser.add_argument("--from-stage", choices=STAGE_ORDER, help="recompute this stage and every later one")
     parser.add_argument("--stop-after", choices=STAGE_ORDER, help="stop once this stage is done")
     parser.add_argument(
@@ -116,23 +123,24 @@ def _run(args: argparse.Namespace) -> int:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         run_dir = config.run_dir_base / f"{config.domain}-{stamp}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (paths are relative)
-        shutil.copyfile(config_path, run_dir / "config.yaml")
-        RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
-    _logging(config, run_dir)
-    print(f"run directory: {run_dir} (log: {run_dir / config.logging.filename})", file=sys.stderr)
-    progress = _StageProgress()
-    result = run_pipeline(
-        config,
-        run_dir,
-        from_stage=args.from_stage,
-        stop_after=args.stop_after,
-        on_stage=progress.stage_done,
-        wait=args.wait,
-        poll_s=args.poll,
-        on_progress=progress.update,
-    )
-    progress.close()
+    with run_lock(run_dir):  # a second run on this directory (a --resume started twice) is refused
+        if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (relative paths)
+            shutil.copyfile(config_path, run_dir / "config.yaml")
+            RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
+        _logging(config, run_dir)
+        print(f"run directory: {run_dir} (log: {run_dir / config.logging.filename})", file=sys.stderr)
+        progress = _StageProgress()
+        result = run_pipeline(
+            config,
+            run_dir,
+            from_stage=args.from_stage,
+            stop_after=args.stop_after,
+            on_stage=progress.stage_done,
+            wait=args.wait,
+            poll_s=args.poll,
+            on_progress=progress.update,
+        )
+        progress.close()
     total = usage_totals(result.usage)
     print(
         f"LLM: {total.requests} requests, {total.cache_hits} cache hits, {total.input_tokens} input and "

@@ -15,21 +15,25 @@ Layout::
     RUN_DIR/solver_memo/               the validation stage's solver results (generators.solver_memo)
     RUN_DIR/recorded.jsonl             an exchange run's answers in the replay format
 
-Every file is written atomically (a temporary file renamed into place), so a killed run leaves whole artifacts
-or none.
+Every file is written atomically (:func:`mantra_env.files.write_atomic`: a temporary file with a unique name
+renamed into place), so a killed run leaves whole artifacts or none, and two processes writing one file leave one
+of the two whole. A run holds ``RUN_DIR/run.lock`` (:func:`run_lock`) for its whole life: a second
+``generators.run`` on the same directory is refused while the first is alive.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.errors import MantraError
+from mantra_env.files import LockHeld, exclusive_lock, write_atomic
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -41,12 +45,29 @@ class RunDirError(MantraError, ValueError):
     """A run directory is missing, foreign or holds a broken artifact."""
 
 
+RUN_LOCK = "run.lock"
+"""The lock file a run holds for its life (see :func:`run_lock`)."""
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file renamed into place), creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(path.name + ".tmp")
-    scratch.write_text(text, encoding="utf-8")
-    scratch.replace(path)
+    """Write ``text`` to ``path`` atomically (:func:`mantra_env.files.write_atomic`), creating its folder."""
+    write_atomic(path, text)
+
+
+@contextmanager
+def run_lock(root: Path) -> Iterator[None]:
+    """Hold the run directory ``root`` for the block; another process already holding it is a
+    :class:`RunDirError` naming it (two pipelines in one directory would write the same artifacts, cache
+    entries and exchange files). The kernel lets go of the lock when the holder ends, however it ends."""
+    try:
+        with exclusive_lock(root / RUN_LOCK, f"run directory {root}", timeout_s=0):
+            yield
+    except LockHeld as held:
+        by = f"process {held.holder}" if held.holder is not None else "another process"
+        raise RunDirError(
+            f"{root} is in use by {by} (a generators.run on it is still going); wait for it to end or stop it, "
+            "then resume"
+        ) from None
 
 
 class RunDir:

@@ -46,6 +46,7 @@ from mantra_env.case import Suite
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import Domain, domain_names, find_suite
 from mantra_env.errors import MantraError
+from mantra_env.files import write_atomic
 from mantra_env.store import RolloutStore
 
 __all__ = ["Report", "build_report", "main", "markdown_text", "read_suite", "write_report"]
@@ -269,8 +270,8 @@ def _write_files(report: Report, out: Path) -> dict[str, Path]:
             )
     out.mkdir(parents=True, exist_ok=True)
     markdown = render_markdown(report, {name: f"figures/{paths['png'].name}" for name, paths in made.items()})
-    (out / "report.md").write_text(markdown, encoding="utf-8")
-    (out / "report.html").write_text(render_html(report, {n: p["png"] for n, p in made.items()}), encoding="utf-8")
+    write_atomic(out / "report.md", markdown)
+    write_atomic(out / "report.html", render_html(report, {n: p["png"] for n, p in made.items()}))
     return {"markdown": out / "report.md", "html": out / "report.html", "figures": folder}
 
 

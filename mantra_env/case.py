@@ -26,6 +26,7 @@ from pydantic import (
 
 from mantra_env.checks import Check, check_from_json, format_check
 from mantra_env.errors import CaseFileError, MantraError, did_you_mean, error_path
+from mantra_env.files import write_atomic
 from mantra_env.limits import bounded
 from mantra_env.userfiles import read_text
 
@@ -338,8 +339,8 @@ def write_suite(suite: Suite, folder: Path) -> Suite:
     lines = [case.model_dump_json(exclude_defaults=False) for case in suite.cases]
     jsonl = ("\n".join(lines) + ("\n" if lines else "")).encode()
     manifest = suite.manifest.model_copy(update={"cases_digest": cases_digest(suite.cases)})
-    (folder / "suite.jsonl").write_bytes(jsonl)
-    (folder / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomic(folder / "suite.jsonl", jsonl)
+    write_atomic(folder / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
     written = suite.model_copy(update={"manifest": manifest})
     written._source = (folder.resolve(), manifest)
     return written

@@ -8,8 +8,10 @@ artifacts with the parts the reviewer edited locked (:mod:`generators.validation
 Every change is a :class:`HumanAction`, checked before anything is written: typed edits go through the edit
 language (:func:`mantra_env.worldmodel.edits.apply_edits` with ``author="human"``, so the parts they touch are
 locked), a goal or an initial value must type-check against the world model. A rejected change raises and
-leaves the review as it was. :func:`save` writes atomically and refuses a review whose revision is not the one
-on disk (another tab or reviewer changed it since it was read), so nobody silently overwrites another's work.
+leaves the review as it was. :func:`save_review` writes atomically and refuses a review whose revision is not the
+one on disk (another tab or reviewer changed it since it was read), so nobody silently overwrites another's work;
+it reads, checks and writes under the sample's lock (``review/<sample>.lock``), so this holds across processes too
+(two review apps on one run directory are safe).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from generators.rundir import write_text
 from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
 from mantra_env.errors import MantraError
+from mantra_env.files import LockHeld, exclusive_lock
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import format_model, parse_model
@@ -36,6 +39,8 @@ from mantra_env.worldmodel.edits import EDIT_ADAPTER, Draft, Edit, EditRejected,
 from mantra_env.worldmodel.typecheck import check_model, value_problem
 
 REVIEW_DIR = "review"
+SAVE_LOCK_WAIT_S = 10.0
+"""How long a save waits for another process saving the same sample (a save holds the lock for milliseconds)."""
 
 
 class ReviewError(MantraError, ValueError):
@@ -116,17 +121,37 @@ def load_review(run_root: Path, sample_id: str) -> SampleReview | None:
         raise ReviewError(f"{path}: not a review file ({error}); move it away to start the review again") from None
 
 
+def review_lock(run_root: Path, sample_id: str) -> Path:
+    """The lock file of ``sample_id``'s review (held by :func:`save_review` while it reads, checks and writes)."""
+    return run_root / REVIEW_DIR / f"{sample_id}.lock"
+
+
 def save_review(run_root: Path, review: SampleReview, read_revision: int) -> SampleReview:
-    """Write ``review`` as the next revision if the file is still at ``read_revision`` (0: no file yet)."""
-    on_disk = load_review(run_root, review.sample_id)
-    current = on_disk.revision if on_disk is not None else 0
-    if current != read_revision:
-        raise StaleReview(
-            f"sample {review.sample_id} was changed by someone else (revision {current}, you read {read_revision});"
-            " reload the page and make your change again"
-        )
-    saved = review.model_copy(update={"revision": read_revision + 1})
-    write_text(review_path(run_root, review.sample_id), saved.model_dump_json(indent=2) + "\n")
+    """Write ``review`` as the next revision if the file is still at ``read_revision`` (0: no file yet).
+
+    The read, the check and the write hold the sample's lock (:func:`review_lock`), so of two processes (two
+    review apps on one run directory) saving the same revision one succeeds and the other gets
+    :class:`StaleReview`.
+
+    Raises:
+        StaleReview: the file is at another revision.
+        ReviewError: the file on disk is not a review, or another process held the lock for
+            :data:`SAVE_LOCK_WAIT_S` seconds.
+    """
+    try:
+        lock = review_lock(run_root, review.sample_id)
+        with exclusive_lock(lock, f"the review of {review.sample_id}", SAVE_LOCK_WAIT_S):
+            on_disk = load_review(run_root, review.sample_id)
+            current = on_disk.revision if on_disk is not None else 0
+            if current != read_revision:
+                raise StaleReview(
+                    f"sample {review.sample_id} was changed by someone else (revision {current}, you read "
+                    f"{read_revision}); reload the page and make your change again"
+                )
+            saved = review.model_copy(update={"revision": read_revision + 1})
+            write_text(review_path(run_root, review.sample_id), saved.model_dump_json(indent=2) + "\n")
+    except LockHeld as held:
+        raise ReviewError(f"{held}; nothing was changed: try again") from None
     return saved
 
 

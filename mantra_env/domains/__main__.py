@@ -14,6 +14,7 @@ from pathlib import Path
 from mantra_env.cli import command_parser
 from mantra_env.domains import domain_names, load_domain
 from mantra_env.domains.discovery import domain_source
+from mantra_env.files import write_atomic
 
 
 def rendered(name: str) -> tuple[Path, str]:
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path))
         else:
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
             print(f"wrote {path}")
     if stale:
         print(f"out-of-date tool schemas: {', '.join(stale)}; run `python -m mantra_env.domains` and commit them")

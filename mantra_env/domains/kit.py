@@ -15,6 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from mantra_env.domains.overlay import peek
+from mantra_env.files import write_atomic
 from mantra_env.toolkit import ToolFailure
 
 T = TypeVar("T")
@@ -84,6 +85,6 @@ def make_db_main(argv: list[str] | None, module: str, doc: str | None, path: Pat
             return 1
         print(f"{path} is up to date")
         return 0
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)
     print(f"wrote {path} ({len(text) / 1e6:.1f} MB)")
     return 0

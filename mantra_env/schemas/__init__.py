@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from mantra_env.case import SCHEMA_VERSION, Case, SuiteManifest
 from mantra_env.checks import Check
+from mantra_env.files import write_atomic
 from mantra_env.trace import Trace
 from mantra_env.verdict import VERDICT_ADAPTER
 from mantra_env.worldmodel import MODEL_ADAPTER
@@ -62,6 +63,6 @@ def export_schemas() -> list[Path]:
     paths = []
     for name in EXPORTED:
         path = schema_path(name)
-        path.write_text(render(name), encoding="utf-8")
+        write_atomic(path, render(name))
         paths.append(path)
     return paths

@@ -33,6 +33,7 @@ cannot be taken is a warning on stderr, never a lost episode; the snapshot is de
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import math
 import os
@@ -42,6 +43,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, NamedTuple
@@ -218,9 +220,10 @@ class Snapshots:
     def take_if_due(self) -> None:
         if self.due_in() != 0.0:
             return
-        temporary = self.target + ".tmp"
+        temporary = ""
         try:
             self.conn.execute("CHECKPOINT")  # the file alone then holds every commit (no write-ahead log)
+            temporary = self._temporary()
             # Copied by another process: DuckDB's lock on the file is a POSIX record lock, which a process loses
             # when it closes *any* descriptor of the file, so this process must never open the file itself.
             copy = subprocess.run(
@@ -230,14 +233,32 @@ class Snapshots:
                 raise OSError(copy.stderr.strip().splitlines()[-1] if copy.stderr.strip() else "the copy failed")
             os.replace(temporary, self.target)  # readers open the old snapshot or the new one, never a part
         except (duckdb.Error, OSError) as error:
+            if temporary:
+                with contextlib.suppress(OSError):
+                    os.remove(temporary)
             if not self.warned:  # readers see an older snapshot; the episodes are stored all the same
                 print(f"warning: cannot update the live snapshot {self.target} for readers: {error}", file=sys.stderr)
                 self.warned = True
         self.stale = False
         self.taken_at = time.monotonic()
 
+    def _temporary(self) -> str:
+        """A new file with a unique name beside the snapshot for the next copy (never a name another writer of
+        the folder could use at the same time), readable by whoever may read the database (``mkstemp`` makes it
+        owner-only)."""
+        descriptor, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(self.target) or ".", prefix=f".{os.path.basename(self.target)}.", suffix=".tmp"
+        )
+        try:
+            os.fchmod(descriptor, os.stat(self.path).st_mode & 0o777)
+        finally:
+            os.close(descriptor)
+        return temporary
+
     def remove(self) -> None:
-        for stale in (self.target, self.target + ".tmp"):
+        folder, name = os.path.dirname(self.target) or ".", os.path.basename(self.target)
+        leftovers = glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(name)}.*.tmp"))
+        for stale in (self.target, *leftovers):  # only this database's writer makes these (DuckDB's lock)
             with contextlib.suppress(OSError):  # none there; or no file (taking one will say so, once)
                 os.remove(stale)
 

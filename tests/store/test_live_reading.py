@@ -205,3 +205,28 @@ def test_the_report_runs_on_a_live_run(
     assert asyncio.run(scenario()) == 0
     assert f"a run is writing {db}" in capsys.readouterr().err
     assert (tmp_path / "report" / "report.md").read_text().count("r1") >= 1
+
+
+def test_snapshots_are_copied_to_unique_names_with_the_database_mode_and_left_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "live.duckdb"
+    with RolloutStore(db) as store:
+        store.start_run(_run())
+    db.chmod(0o640)
+    (tmp_path / f".{db.name}.snapshot.left-by-a-killed-writer.tmp").write_bytes(b"")
+    monkeypatch.setattr(appender, "SNAPSHOT_INTERVAL_S", 0.0)
+
+    async def scenario() -> tuple[int, list[str]]:
+        writer = await EpisodeWriter.start(str(db))
+        for episode in _episodes(2):
+            await (await writer.submit(episode))
+        mode = Path(snapshot_path(str(db))).stat().st_mode & 0o777
+        names = sorted(path.name for path in tmp_path.iterdir() if path.suffix != ".wal")
+        await writer.close()
+        return mode, names
+
+    mode, names = asyncio.run(scenario())
+    assert mode == 0o640  # readable by whoever may read the database
+    assert names == ["live.duckdb", "live.duckdb.snapshot"]  # the killed writer's copy is gone, and no new one
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["live.duckdb"]
