@@ -87,7 +87,9 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--seed", type=int, default=0)
     cli.add_argument("--max-steps", type=int, default=30, help="tool calls per episode before truncation")
     cli.add_argument("--max-cycles", type=int, default=20, help="agent-loop cycles per episode (model agents)")
-    cli.add_argument("--timeout", type=float, default=300.0, help="seconds per episode")
+    cli.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per episode (a domain tool that blocks is stopped too)"
+    )
     cli.add_argument("--retries", type=int, default=2, help="retries of an episode after an infrastructure error")
     cli.add_argument("--db", default=os.environ.get("MANTRA_DB", "results/mantra.duckdb"), help="DuckDB file")
     cli.add_argument("--run-name", help="run id (default: suite-model-timestamp); reuse it with --resume")
@@ -318,6 +320,10 @@ def run(args: argparse.Namespace) -> int:
             ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
             ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
         ]
+        if progress.threads_left:  # tools that blocked past --timeout (mantra_env.stepper)
+            rows.append(
+                ("threads left", f"{progress.threads_left} (tools still running after a time-out; end with the run)")
+            )
         for label, value in rows:
             print(f"  {label:<18} {value}")
         if beside:

@@ -11,6 +11,10 @@ connection, unusable output) or a per-episode time-out is retried with exponenti
 persists, stored as an ``error`` episode, which no score counts; a wrong key or model is stored at once; any other
 exception is stored as an ``error`` of kind ``internal`` with its type and message. Only cancellation stops a
 run, and ``max_auth_errors`` consecutive authentication errors (a key revoked mid-run) stop it scheduling more.
+
+Steps run in a worker thread per episode (:mod:`mantra_env.stepper`): a domain tool that raises (even
+``SystemExit``) ends its episode as an ``internal`` error with the call in the trace and the traceback stored, and
+one that blocks is stopped by the time-out; its thread is left behind, counted in ``RunProgress.threads_left``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from mantra_env.case import Suite
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.stepper import EpisodeStepper, ToolCrash
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
 from mantra_env.store.writer import EpisodeSink, episode_sink
@@ -93,6 +98,7 @@ class RunProgress:
     skipped: int = 0
     passed: int = 0
     errors: int = 0
+    threads_left: int = 0  # worker threads of given-up episodes still running a tool (see mantra_env.stepper)
     stopped: str = ""  # why the runner stopped scheduling episodes early ("" if it did not)
 
 
@@ -152,7 +158,7 @@ async def run_suite(
         async with limit:
             if progress.stopped:  # not started: nothing of it is stored, --resume runs it
                 return
-            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt)
+            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt, progress)
             auth_errors = auth_errors + 1 if record.error_kind == "auth" else 0
             if auth_errors >= max(1, settings.max_auth_errors) and not progress.stopped:
                 progress.stopped = (
@@ -197,16 +203,20 @@ async def _episode(
     settings: RunSettings,
     case_id: str,
     attempt: int,
+    progress: RunProgress | None = None,
 ) -> EpisodeRecord:
     seed = settings.seed * 1_000_003 + attempt  # same seed, same episode; attempts differ
     jitter = random.Random(f"{settings.seed}/{case_id}/{attempt}")
     started_at = utc_now()
     failure: tuple[str, str] = ("", "")
+    trace = Trace()
     for trial in range(settings.retries + 1):
         started = time.perf_counter()
+        # A fresh env per trial: one whose step is still running in a thread left behind is never touched again.
+        env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+        stepper = EpisodeStepper(env)
         try:
-            env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
-            report = await asyncio.wait_for(make_agent().run(env, case_id, seed), settings.episode_timeout_s)
+            report = await stepper.drive(make_agent().run(env, case_id, seed), settings.episode_timeout_s)
             return _graded(run_id, case_id, attempt, env, report, time.perf_counter() - started, started_at)
         except InfrastructureError as error:
             failure = (error.kind, str(error))
@@ -214,9 +224,15 @@ async def _episode(
                 break
         except TimeoutError:
             failure = ("timeout", f"the episode took longer than {settings.episode_timeout_s:g} s")
+        except ToolCrash as crash:  # a bug in the domain's tool: the harness's failure, with the call kept
+            failure, trace = ("internal", f"{crash}\n\n{crash.details}"), crash.trace(env.trace)
+            break
         except Exception as error:  # a bug in an agent or the harness: this episode's failure, never the run's
             failure = ("internal", f"{type(error).__name__}: {error}")
             break
+        finally:
+            if stepper.close() and progress is not None:
+                progress.threads_left += 1
         if trial < settings.retries:
             await asyncio.sleep(backoff_delay(settings.backoff_s, trial, jitter))
     return EpisodeRecord(
@@ -225,10 +241,19 @@ async def _episode(
         attempt=attempt,
         status="error",
         error_kind=failure[0],
-        error=failure[1][:2000],
+        error=_clipped(failure[1]),
+        trace=trace,
         started_at=started_at,
         finished_at=utc_now(),
     )
+
+
+def _clipped(text: str, limit: int = 8000) -> str:
+    """``text`` cut to ``limit`` characters, keeping its start (the message) and its end (a traceback's
+    innermost frames)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 4]}\n[... {len(text) - limit} characters cut ...]\n{text[-(limit * 3 // 4) :]}"
 
 
 def backoff_delay(base_s: float, trial: int, rng: random.Random) -> float:
