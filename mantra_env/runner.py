@@ -24,6 +24,7 @@ import fnmatch
 import gc
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,22 @@ first episode (a billion attempts did: D6). Split larger runs with ``--cases``."
 
 class RunnerError(MantraError, ValueError):
     """The run's settings do not fit the suite (e.g. a case filter that matches nothing)."""
+
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+@-]{0,127}")
+"""What a run name may be: it is a path segment of the viewer's links and an argument of the commands the runner
+prints, so letters, digits and ``. _ : + @ -`` only (no ``/ # ? %``, space or control character), starting with a
+letter or digit (never ``..`` or an option), at most 128 characters."""
+
+
+def check_run_name(name: str) -> str:
+    """``name`` if it is a valid run name (:data:`RUN_NAME`), else :class:`RunnerError` saying what is allowed."""
+    if RUN_NAME.fullmatch(name) is None:
+        raise RunnerError(
+            f"--run-name {name!r} is not a run name: use letters, digits and . _ : + @ - (starting with a letter or "
+            "digit, at most 128 characters), e.g. nightly-2026.11.29"
+        )
+    return name
 
 
 @dataclass(frozen=True)
