@@ -222,8 +222,14 @@ def _on_path() -> list[DomainSource]:
     return found
 
 
+_SKIPPED: set[str] = set()
+
+
 def _skip(problem: str) -> None:
-    warnings.warn(f"{PATH_VARIABLE}: {problem}; skipped", UserWarning, stacklevel=4)
+    """Warn of a skipped path entry, once per process (the path is read each time domains are looked up)."""
+    if problem not in _SKIPPED:
+        _SKIPPED.add(problem)
+        warnings.warn(f"{PATH_VARIABLE}: {problem}; skipped", UserWarning, stacklevel=4)
 
 
 __all__ = [
