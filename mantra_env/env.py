@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-import numbers
+import operator
 from typing import Any
 
 import gymnasium as gym
@@ -101,7 +101,7 @@ class MantraEnv(gym.Env[str, str]):
     ) -> None:
         if reward_mode not in REWARD_MODES:
             raise MantraError(f"reward_mode must be 'binary', 'fraction' or 'shaped', not {reward_mode!r}")
-        if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral):
+        if isinstance(max_steps, bool) or not hasattr(max_steps, "__index__"):  # int, numpy ints; not 1.5, "3"
             raise EnvArgumentTypeError(f"max_steps must be a positive int (tool calls per episode), not {max_steps!r}")
         if max_steps < 1:
             raise EnvArgumentError(f"max_steps must be at least 1, got {max_steps}")
@@ -119,7 +119,7 @@ class MantraEnv(gym.Env[str, str]):
         self._obligations: dict[str, tuple[bool, ...]] = {}  # per case id, computed at its first reset
         self._potential = 0.0  # the dense reward paid so far in this episode
         self._errors = 0
-        self.max_steps = int(max_steps)
+        self.max_steps = operator.index(max_steps)
         self._constants = domain.episode_constants
         self._kinds = self._constants.kinds
         openings = max(len(self._opening(case).encode("utf-8")) for case in suite.cases)
