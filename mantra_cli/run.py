@@ -294,13 +294,13 @@ def run(args: argparse.Namespace) -> int:
             from agents.preflight import preflight
 
             preflight(make_agent(), suite, domain)
-        label = suite_label(args.suite, suite, domain)
+        stored_as = suite_label(args.suite, suite, domain)
         with RolloutStore(args.db) as store:
             run_id = args.run_name
             if args.resume and not run_id:
-                run_id, older = latest_run(store, label, model_name)
+                run_id, older = latest_run(store, stored_as, model_name)
                 more = f" ({len(older)} older: {', '.join(older[:3])}; name one with --run-name)" if older else ""
-                print(f"resuming {run_id}, the latest run of {label} with {model_name}{more}", file=sys.stderr)
+                print(f"resuming {run_id}, the latest run of {stored_as} with {model_name}{more}", file=sys.stderr)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
             run_id = run_id or f"{suite.manifest.name}-{re.sub(r'[^A-Za-z0-9._+@-]', '_', model_name)}-{stamp}"
             progress = _store_run(store, args, suite, domain, model_name, make_agent, settings, run_id)
