@@ -26,8 +26,9 @@ import traceback
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from mantra_env.env import MantraEnv
+from mantra_env.env import UNPARSEABLE, MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.limits import bounded
 from mantra_env.trace import ToolCall, ToolError, Trace
 
 T = TypeVar("T")
@@ -38,18 +39,19 @@ _STOP = object()
 
 
 class ToolCrash(MantraError, RuntimeError):
-    """A step raised instead of returning (a bug in a domain's tool): ``call`` is the call as the trace records
-    it (error code ``tool_crashed``), ``details`` the traceback."""
+    """A step raised instead of returning (a bug in a domain's tool, or in grading a final answer): ``call`` is
+    the tool call as the trace records it (error code ``tool_crashed``; ``None`` for a final answer), ``details``
+    the traceback."""
 
-    def __init__(self, call: ToolCall, details: str) -> None:
+    def __init__(self, message: str, call: ToolCall | None, details: str) -> None:
         self.call = call
         self.details = details
-        assert call.error is not None
-        super().__init__(call.error.message)
+        super().__init__(message)
 
     def trace(self, before: Trace) -> Trace:
         """``before`` (the episode's trace when the step was taken) with the crashed call appended."""
-        return Trace.model_construct(calls=(*before.calls, self.call), final_answer=None)
+        calls = before.calls if self.call is None else (*before.calls, self.call)
+        return Trace.model_construct(calls=calls, final_answer=None)
 
 
 class EpisodeStepper:
@@ -61,6 +63,7 @@ class EpisodeStepper:
         self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._running = False  # a step is running in the worker thread now
+        self._closed = False  # the episode is over: steps still queued are not taken
         self._task: asyncio.Task[Any] | None = None
 
     async def step(self, action: str | dict[str, Any]) -> StepResult:
@@ -102,12 +105,13 @@ class EpisodeStepper:
     def close(self) -> bool:
         """End the worker thread once it is idle; returns whether a step is still running in it (a thread left
         behind: a tool that blocks)."""
+        self._closed = True
         if self._thread is not None:
             self._requests.put(_STOP)
         return self._running
 
     def _serve(self) -> None:
-        while (request := self._requests.get()) is not _STOP:
+        while (request := self._requests.get()) is not _STOP and not self._closed:
             action, loop, done = request
             before = self.env.trace
             self._running = True
@@ -135,32 +139,38 @@ class EpisodeStepper:
             done.set_result(result)
 
     def _crashed(self, action: Any, before: Trace, error: BaseException) -> ToolCrash:
-        tool, arguments = _call_of(action)
-        kind = self.env.domain.episode_constants.kinds.get(tool)
-        message = f"the tool {tool!r} raised {type(error).__name__}: {error}"[:2000]
-        call = ToolCall.model_construct(
-            step=len(before.calls), tool=tool, args=arguments, result=None,
-            error=ToolError(code="tool_crashed", message=message), kind=kind, raw_arguments=None,
-        )  # fmt: skip
         details = "".join(traceback.format_exception(error))
-        return ToolCrash(call, details)
+        raised = f"{type(error).__name__}: {error}"
+        parsed = _readable(action)
+        if "final_answer" in parsed:  # grading raised: no call to record
+            return ToolCrash(f"grading the final answer raised {raised}"[:2000], None, details)
+        tool, arguments = bounded(str(parsed.get("tool", UNPARSEABLE))), parsed.get("arguments")
+        message = f"the tool {tool!r} raised {raised}"[:2000]
+        call = ToolCall.model_construct(
+            step=len(before.calls), tool=tool, args=_json_copy(arguments), result=None,
+            error=ToolError(code="tool_crashed", message=message),
+            kind=self.env.domain.episode_constants.kinds.get(tool), raw_arguments=None,
+        )  # fmt: skip
+        return ToolCrash(message, call, details)
 
 
-def _call_of(action: Any) -> tuple[str, dict[str, Any]]:
-    """The tool name and JSON arguments of a step's action, as far as they can be read (for the crash's record)."""
+def _readable(action: Any) -> dict[str, Any]:
+    """The step's action as a dict, as far as it can be read (``{}`` if it cannot)."""
     if isinstance(action, str):
         try:
             action = json.loads(action)
         except (ValueError, RecursionError):
-            return "<unparseable>", {}
-    if not isinstance(action, dict):
-        return "<unparseable>", {}
-    arguments = action.get("arguments")
+            return {}
+    return action if isinstance(action, dict) else {}
+
+
+def _json_copy(arguments: Any) -> dict[str, Any]:
+    """The call's arguments as a JSON copy for the trace (``{}`` if they are no JSON object)."""
     try:
-        arguments = json.loads(json.dumps(arguments)) if isinstance(arguments, dict) else {}
+        copied = json.loads(json.dumps(arguments))
     except (TypeError, ValueError, RecursionError):
-        arguments = {}
-    return str(action.get("tool", "<unparseable>")), arguments
+        return {}
+    return copied if isinstance(copied, dict) else {}
 
 
 async def step(env: MantraEnv, action: str | dict[str, Any]) -> StepResult:

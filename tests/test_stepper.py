@@ -136,6 +136,30 @@ def test_n4_a_crash_ends_the_episode_at_once_even_in_an_agent_that_catches_tool_
     assert later == [] and stepper.close() is False
 
 
+def test_a_crash_while_grading_the_final_answer_records_no_call() -> None:
+    class BrokenGrader(MantraEnv):
+        def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+            if isinstance(action, dict) and "final_answer" in action:
+                raise ValueError("grader bug")
+            return super().step(action)
+
+    env = BrokenGrader(SUITE, OPERATIONS, case="fig1-case1")
+
+    async def answering(env: MantraEnv) -> None:
+        env.reset(options={"case": "fig1-case1"})
+        await step(env, {"tool": "check_inventory", "arguments": {"item_name": "x"}})
+        await step(env, {"final_answer": "done"})
+
+    async def main() -> None:
+        await EpisodeStepper(env).drive(answering(env), timeout_s=120)
+
+    with pytest.raises(ToolCrash, match="grading the final answer raised ValueError: grader bug") as caught:
+        asyncio.run(main())
+    assert caught.value.call is None and [call.tool for call in caught.value.trace(env.trace).calls] == [
+        "check_inventory"
+    ]
+
+
 def test_outside_the_runner_a_step_is_a_plain_env_step() -> None:
     env = MantraEnv(SUITE, OPERATIONS, case="fig1-case1")
     env.reset()
