@@ -52,9 +52,8 @@ class MantraEnv(gym.Env[str, str]):
     bytes of UTF-8 (the larger of the suite's longest opening observation and ``MAX_RESULT_BYTES``), so it fits
     the shared memory of an async vector env. After ``reset``: ``{"system": manual, "prompt": scenario prompt,
     "tools": [tool specs]}``. After a tool call: ``{"result": ...}`` or ``{"error": {"code": ..., "message":
-    ...}}`` (a result too large to fit is the error ``result_too_large``, one JSON cannot carry (NaN, infinity, a lone
-    surrogate) ``invalid_result``; the call stays in the trace). After the
-    final answer: ``{"done": true}``.
+    ...}}`` (a result too large to fit is the error ``result_too_large``, one JSON cannot carry (NaN, infinity,
+    a lone surrogate) ``invalid_result``; the call stays in the trace). After the final answer: ``{"done": true}``.
 
     ## Rewards
     By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes; ``fraction`` the share
