@@ -250,3 +250,31 @@ def test_n4_a_raising_tool_under_the_strands_agent_is_not_the_models_failure(tmp
         asyncio.run(run_suite(store, record, SUITE, MISBEHAVING, agent, settings))
         rows = store.query("SELECT status, error_kind, steps FROM episodes")
     assert rows == [("error", "internal", 1)]
+
+
+def test_under_the_runner_a_turns_calls_step_in_order_in_the_episodes_one_worker_thread() -> None:
+    from agents.models import ModelConfig
+    from agents.strands_agent import StrandsAgent
+    from tests.agents.stub_server import serve, text, tool_call
+
+    class Recording(MantraEnv):
+        threads: ClassVar[list[str]] = []
+
+        def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+            Recording.threads.append(threading.current_thread().name)
+            return super().step(action)
+
+    two_calls = tool_call("check_inventory", {"item_name": "Dell UltraSharp U2723QE"})
+    two_calls["tool_calls"] += tool_call("get_request", {"request_id": "HW-2841"}, "call_2")["tool_calls"]
+    stub_model = ModelConfig(alias="stub", model="openai/stub-model", api_key="not-a-key")
+    with serve([two_calls, text("done")]) as stub:
+        env = Recording(SUITE, OPERATIONS, case="fig1-case1")
+        agent = StrandsAgent(stub_model, api_base=stub.api_base)
+
+        async def main() -> str:
+            await EpisodeStepper(env).drive(agent.run(env, "fig1-case1", 0), timeout_s=120)
+            return threading.current_thread().name
+
+        loop_thread = asyncio.run(main())
+    assert Recording.threads == ["mantra-episode-steps"] * 2 and loop_thread != "mantra-episode-steps"
+    assert [call.tool for call in env.trace.calls] == ["check_inventory", "get_request"]
