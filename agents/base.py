@@ -11,6 +11,7 @@ from typing import Any
 from agents.scripted import ScriptedPolicy, action_text
 from mantra_env.agent import AgentReport, EpisodeAgent, InfrastructureError
 from mantra_env.env import MantraEnv
+from mantra_env.stepper import step
 from mantra_env.tools import ToolSpec
 
 __all__ = ["AgentReport", "EpisodeAgent", "InfrastructureError", "ScriptedAgent", "play"]
@@ -24,15 +25,26 @@ class ScriptedAgent:
         self.name = f"scripted:{policy.name}"
 
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
-        _drive(env, self.policy, case_id, seed)
+        # Each step through the runner's worker thread (mantra_env.stepper): a domain tool that blocks or raises
+        # ends this episode only.
+        observation = _start(env, self.policy, case_id, seed)
+        done = False
+        while not done:
+            observation, _, terminated, truncated, _ = await step(env, action_text(self.policy.act(observation)))
+            done = terminated or truncated
         return AgentReport()
 
 
-def _drive(env: MantraEnv, policy: ScriptedPolicy, case_id: str, seed: int) -> None:
+def _start(env: MantraEnv, policy: ScriptedPolicy, case_id: str, seed: int) -> str:
     observation, _ = env.reset(seed=seed, options={"case": case_id})
     tools = [ToolSpec.model_validate(spec) for spec in json.loads(observation)["tools"]]
     assert env.case is not None
     policy.start(env.case, tools, env.np_random)
+    return observation
+
+
+def _drive(env: MantraEnv, policy: ScriptedPolicy, case_id: str, seed: int) -> None:
+    observation = _start(env, policy, case_id, seed)
     done = False
     while not done:
         observation, _, terminated, truncated, _ = env.step(action_text(policy.act(observation)))

@@ -39,6 +39,11 @@ class Fault:
         return self.kind == MODEL
 
 
+_SERVER_STATUSES = frozenset({500, 502, 503, 504})
+# Statuses only an HTTP answer carries (litellm gives a dropped connection status 500): never a time-out or a lost
+# connection, whatever the exception's type says.
+_GATEWAY_STATUSES = frozenset({502, 503, 504})
+
 # Rows of the table, in the order they are tried; each is (kind, retry?, type names, status codes).
 # A row matches a link of the cause chain if the link's type (or a base class) has one of the names or the link
 # carries one of the status codes. Model faults and missing keys are looked for first, anywhere in the chain.
@@ -61,7 +66,7 @@ _ROWS: tuple[tuple[str, bool, frozenset[str], frozenset[int]], ...] = (
         "server",
         True,
         frozenset({"InternalServerError", "ServiceUnavailableError", "BadGatewayError", "APIError"}),
-        frozenset({500, 502, 503, 504}),
+        _SERVER_STATUSES,
     ),
 )
 
@@ -72,6 +77,11 @@ _CONTEXT_OVERFLOW = frozenset({"ContextWindowOverflowException", "ContextWindowE
 _CUT_OFF = frozenset({"MaxTokensReachedException"})
 _EMPTY = frozenset({"EmptyResponseError"})
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "missing api key", "no api key")
+# litellm's words for a 200 whose body is no chat completion and not JSON-typed (an HTML page from a proxy, an empty
+# body): an InternalServerError (status 500) with no decoding error in its chain. The provider's unusable output.
+_BAD_BODY = ("empty or invalid response from llm endpoint",)
+# Python's words for a number too long to read (litellm parsing a model's tool call of 5000 digits): the model's.
+_HUGE_NUMBER = "for integer string conversion"
 
 
 class EmptyResponseError(ValueError):
@@ -128,6 +138,8 @@ def classify(error: BaseException, *, after_model_turn: bool = False) -> Fault |
         names = _names(link)
         if names & _UNSENDABLE:
             return Fault(MODEL, False, f"the model's tool call cannot be processed or sent back to it ({_text(link)})")
+        if isinstance(link, ValueError) and _HUGE_NUMBER in str(link):
+            return Fault(MODEL, False, f"the model's tool call holds a number too long to read ({_text(link)})")
         if names & _CONTEXT_OVERFLOW or "context_length_exceeded" in whole or "context window" in whole:
             return Fault(MODEL, False, f"the conversation overflowed the model's context window ({_text(link)})")
         if names & _CUT_OFF:
@@ -136,12 +148,16 @@ def classify(error: BaseException, *, after_model_turn: bool = False) -> Fault |
             return Fault("bad_output", True, f"the provider's response held no choice ({_text(link)})")
     if any(phrase in whole for phrase in _MISSING_KEY):
         return Fault("auth", False, f"no API key ({_text(error)})")
+    if any(phrase in whole for phrase in _BAD_BODY):
+        return Fault("bad_output", True, f"the provider's response is not a chat completion ({_text(error)})")
     # Row by row over the whole chain: a dropped connection is a litellm "InternalServerError" (status 500) that
     # wraps an APIConnectionError, and a junk body one that wraps a JSONDecodeError; the inner cause decides.
     for kind, retry, types, statuses in _ROWS:
         for link in chain:
             if not (_names(link) & types or _status(link) in statuses):
                 continue
+            if kind in ("timeout", "connection") and _status(link) in _GATEWAY_STATUSES:
+                continue  # an HTTP answer came: litellm's Timeout for a 504 (an APIConnectionError) is the server's
             if kind != "bad_request":
                 return Fault(kind, retry, _text(link))
             if after_model_turn:

@@ -26,6 +26,7 @@ from agents.models import ModelConfig
 from agents.provider_errors import EmptyResponseError, classify
 from mantra_env.agent import AgentReport, InfrastructureError
 from mantra_env.env import MantraEnv
+from mantra_env.stepper import step
 from mantra_env.store.records import Usage
 
 DEFAULT_MAX_CYCLES = 20
@@ -169,6 +170,7 @@ class StrandsAgent:
     async def run(self, env: MantraEnv, case_id: str, seed: int) -> AgentReport:
         from strands import Agent
         from strands.hooks import BeforeToolCallEvent, MessageAddedEvent
+        from strands.tools.executors import SequentialToolExecutor
         from strands.tools.tools import PythonAgentTool
 
         observation, _ = env.reset(seed=seed, options={"case": case_id})
@@ -176,12 +178,12 @@ class StrandsAgent:
         latencies: list[float] = []
 
         def make_tool(spec: dict[str, Any]) -> Any:
-            # A coroutine function: strands awaits it on the event loop. A plain function would be run in a worker
-            # thread (asyncio.to_thread) for a call of tens of microseconds (measured: 0.65 ms per episode with
-            # one tool call), and the calls of one model turn would step the environment concurrently.
+            # A coroutine function: strands awaits it on the event loop. Under the runner the step itself runs in
+            # the episode's one worker thread (mantra_env.stepper), in the order the calls are made, so a domain
+            # tool that blocks or raises ends this episode only.
             async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
                 started = time.perf_counter()
-                result, _, _, _, _ = env.step({"tool": spec["name"], "arguments": _arguments(tool_use)})
+                result, _, _, _, _ = await step(env, {"tool": spec["name"], "arguments": _arguments(tool_use)})
                 latencies.append(time.perf_counter() - started)
                 payload = json.loads(result)
                 status = "error" if "error" in payload else "success"
@@ -199,6 +201,9 @@ class StrandsAgent:
             tools=[make_tool(spec) for spec in opening["tools"]],
             system_prompt=opening["system"],
             callback_handler=None,
+            # One call after another, as the model listed them: the hooks below step the env on the loop, which
+            # must not overlap a call still running in the episode's worker thread.
+            tool_executor=SequentialToolExecutor(),
         )
         cache_tool_specs(agent.tool_registry)
 

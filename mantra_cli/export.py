@@ -102,10 +102,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Path(args.out or DEFAULT_OUT[args.format])
         if out.exists() and not args.force:
             raise ExportError(f"{out} exists: pass --force to replace it, or choose another --out")
+        if out.is_dir() and args.format == "openai-jsonl":
+            raise ExportError(f"{out} is a folder: --format openai-jsonl writes one file; pass a file as --out")
         records = checked(
             list(export_records(args.db, passed_only=args.passed_only, include_oracle=args.include_oracle))
         )
-        (write_jsonl if args.format == "openai-jsonl" else write_dataset)(records, out)
+        try:  # each writer removes its temporary file or folder: nothing is left half-written
+            (write_jsonl if args.format == "openai-jsonl" else write_dataset)(records, out)
+        except OSError as error:
+            raise ExportError(
+                f"cannot write the export to {out}: {error.strerror or error}; pass another --out"
+            ) from None
         demonstrations = sum(record.demonstration for record in records)
         print(f"{len(records)} episodes ({demonstrations} oracle demonstrations) -> {out}")
         return 0

@@ -23,6 +23,8 @@ import json
 import logging
 import math
 import os
+import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -87,10 +89,15 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--seed", type=int, default=0)
     cli.add_argument("--max-steps", type=int, default=30, help="tool calls per episode before truncation")
     cli.add_argument("--max-cycles", type=int, default=20, help="agent-loop cycles per episode (model agents)")
-    cli.add_argument("--timeout", type=float, default=300.0, help="seconds per episode")
+    cli.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per episode (a domain tool that blocks is stopped too)"
+    )
     cli.add_argument("--retries", type=int, default=2, help="retries of an episode after an infrastructure error")
     cli.add_argument("--db", default=os.environ.get("MANTRA_DB", "results/mantra.duckdb"), help="DuckDB file")
-    cli.add_argument("--run-name", help="run id (default: suite-model-timestamp); reuse it with --resume")
+    cli.add_argument(
+        "--run-name",
+        help="run id: letters, digits and . _ : + @ - (default: suite-model-timestamp); reuse it with --resume",
+    )
     cli.add_argument(
         "--resume",
         action="store_true",
@@ -176,8 +183,10 @@ def _rate(value: float, unit: str) -> str:
 
 def _settings(args: argparse.Namespace) -> RunSettings:
     """The run's settings from the options, each range-checked (:class:`~mantra_env.runner.RunnerError`)."""
-    from mantra_env.runner import RunnerError, RunSettings
+    from mantra_env.runner import RunnerError, RunSettings, check_run_name
 
+    if args.run_name is not None:
+        check_run_name(args.run_name)
     if args.model == "":
         raise RunnerError("--model is empty; leave it out for the default model (the models file's default alias)")
     if args.max_cycles < 1:
@@ -209,7 +218,7 @@ def _store_run(
     run_id: str,
 ) -> RunProgress:
     """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr."""
-    from mantra_env.resume import suite_hash
+    from mantra_env.resume import suite_hash, suite_label
     from mantra_env.runner import RunProgress, run_suite
     from mantra_env.store.records import RunRecord
 
@@ -222,10 +231,11 @@ def _store_run(
             "it cannot check that they are unchanged",
             file=sys.stderr,
         )
+    label = suite_label(args.suite, suite, domain)  # an edited copy of a named suite is stored under its path
     record = RunRecord(
         run_id=run_id,
         name=args.run_name or "",
-        suite=f"{suite.manifest.domain}/{suite.manifest.name}",
+        suite=label,
         suite_version=suite.manifest.version,
         model=model_name,
         agent=make_agent().name,
@@ -262,7 +272,7 @@ nothing (the floor), so that a model's score reads against both."""
 def run(args: argparse.Namespace) -> int:
     from graders.analysis import summarize_run
     from mantra_env.domains import DomainError, find_suite
-    from mantra_env.resume import latest_run
+    from mantra_env.resume import latest_run, suite_label
     from mantra_env.runner import plan
     from mantra_env.store import RolloutStore
 
@@ -284,15 +294,15 @@ def run(args: argparse.Namespace) -> int:
             from agents.preflight import preflight
 
             preflight(make_agent(), suite, domain)
-        suite_label = f"{suite.manifest.domain}/{suite.manifest.name}"
+        stored_as = suite_label(args.suite, suite, domain)
         with RolloutStore(args.db) as store:
             run_id = args.run_name
             if args.resume and not run_id:
-                run_id, older = latest_run(store, suite_label, model_name)
+                run_id, older = latest_run(store, stored_as, model_name)
                 more = f" ({len(older)} older: {', '.join(older[:3])}; name one with --run-name)" if older else ""
-                print(f"resuming {run_id}, the latest run of {suite_label} with {model_name}{more}", file=sys.stderr)
+                print(f"resuming {run_id}, the latest run of {stored_as} with {model_name}{more}", file=sys.stderr)
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-            run_id = run_id or f"{suite.manifest.name}-{model_name.replace('/', '_').replace(':', '_')}-{stamp}"
+            run_id = run_id or f"{suite.manifest.name}-{re.sub(r'[^A-Za-z0-9._+@-]', '_', model_name)}-{stamp}"
             progress = _store_run(store, args, suite, domain, model_name, make_agent, settings, run_id)
             summary = summarize_run(store, run_id, k=args.attempts)
             beside = []
@@ -318,6 +328,10 @@ def run(args: argparse.Namespace) -> int:
             ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
             ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
         ]
+        if progress.threads_left:  # tools that blocked past --timeout (mantra_env.stepper)
+            rows.append(
+                ("threads left", f"{progress.threads_left} (tools still running after a time-out; end with the run)")
+            )
         for label, value in rows:
             print(f"  {label:<18} {value}")
         if beside:
@@ -325,7 +339,8 @@ def run(args: argparse.Namespace) -> int:
         if args.db == ":memory:":
             print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
         else:
-            print(f"\nrollouts: {args.db} (report: python -m graders.report --db {args.db} --run {run_id})")
+            report = shlex.join(["python", "-m", "graders.report", "--db", args.db, "--run", run_id])
+            print(f"\nrollouts: {args.db} (report: {report})")
         if progress.stopped:
             print(f"error: {progress.stopped}", file=sys.stderr)
             return 1

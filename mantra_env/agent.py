@@ -13,6 +13,10 @@ Who is to blame decides what an episode's failure becomes:
 
 This module is the core's side of that contract; the classification of provider exceptions lives with the
 agents (``agents/provider_errors.py``), so the core never imports a provider library.
+
+An agent takes its steps with ``await mantra_env.stepper.step(env, action)``: under the runner the step runs in
+the episode's worker thread, so a domain tool that blocks or raises ends that episode only (a direct
+``env.step`` works too, but runs the tool on the event loop).
 """
 
 from __future__ import annotations

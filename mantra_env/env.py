@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import operator
 from typing import Any
 
 import gymnasium as gym
@@ -23,6 +24,14 @@ from mantra_env.verdict import VERDICT_ADAPTER, Verdict
 UNPARSEABLE = "<unparseable>"
 
 
+class EnvArgumentError(MantraError, ValueError):
+    """An argument of :class:`MantraEnv` is out of range (e.g. ``max_steps=0``)."""
+
+
+class EnvArgumentTypeError(MantraError, TypeError):
+    """An argument of :class:`MantraEnv` has the wrong type (e.g. ``max_steps=1.5``, ``dense="yes"``)."""
+
+
 class MantraEnv(gym.Env[str, str]):
     """A MANTRA compliance case as an episodic environment.
 
@@ -34,16 +43,17 @@ class MantraEnv(gym.Env[str, str]):
     ## Action Space
     :class:`~mantra_env.spaces.ToolCallSpace`: one JSON object as text, either a tool call ``{"tool":
     "check_inventory", "arguments": {...}}`` or a final answer ``{"final_answer": "..."}``. A dict with the same
-    shape is accepted too. Anything else is a structured tool error (code ``unparseable_action``) recorded in the
-    trace. ``action_space.sample()`` is a tool call of one of the domain's tools with schema-valid arguments.
+    shape is accepted too. Anything else (a final answer with other keys too) is a structured tool error (code
+    ``unparseable_action``) recorded in the trace. ``action_space.sample()`` is a tool call of one of the domain's
+    tools with schema-valid arguments.
 
     ## Observation Space
     :class:`~mantra_env.spaces.JsonText`: one JSON object as text of at most ``observation_space.max_bytes``
     bytes of UTF-8 (the larger of the suite's longest opening observation and ``MAX_RESULT_BYTES``), so it fits
     the shared memory of an async vector env. After ``reset``: ``{"system": manual, "prompt": scenario prompt,
     "tools": [tool specs]}``. After a tool call: ``{"result": ...}`` or ``{"error": {"code": ..., "message":
-    ...}}`` (a result too large to fit is the error ``result_too_large``; the call stays in the trace). After the
-    final answer: ``{"done": true}``.
+    ...}}`` (a result too large to fit is the error ``result_too_large``, one JSON cannot carry (NaN, infinity,
+    a lone surrogate) ``invalid_result``; the call stays in the trace). After the final answer: ``{"done": true}``.
 
     ## Rewards
     By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes; ``fraction`` the share
@@ -90,8 +100,12 @@ class MantraEnv(gym.Env[str, str]):
     ) -> None:
         if reward_mode not in REWARD_MODES:
             raise MantraError(f"reward_mode must be 'binary', 'fraction' or 'shaped', not {reward_mode!r}")
+        if isinstance(max_steps, bool) or not hasattr(max_steps, "__index__"):  # int, numpy ints; not 1.5, "3"
+            raise EnvArgumentTypeError(f"max_steps must be a positive int (tool calls per episode), not {max_steps!r}")
         if max_steps < 1:
-            raise MantraError(f"max_steps must be at least 1, got {max_steps}")
+            raise EnvArgumentError(f"max_steps must be at least 1, got {max_steps}")
+        if not isinstance(dense, bool):
+            raise EnvArgumentTypeError(f"dense must be True or False, not {dense!r}")
         if not suite.cases:
             raise MantraError(f"suite {suite.manifest.name!r} has no cases")
         domain.check_suite(suite)  # a check naming what the domain lacks is no honest verdict
@@ -104,7 +118,7 @@ class MantraEnv(gym.Env[str, str]):
         self._obligations: dict[str, tuple[bool, ...]] = {}  # per case id, computed at its first reset
         self._potential = 0.0  # the dense reward paid so far in this episode
         self._errors = 0
-        self.max_steps = max_steps
+        self.max_steps = operator.index(max_steps)
         self._constants = domain.episode_constants
         self._kinds = self._constants.kinds
         openings = max(len(self._opening(case).encode("utf-8")) for case in suite.cases)
@@ -153,7 +167,7 @@ class MantraEnv(gym.Env[str, str]):
             assert parsed is not None
             name, arguments = parsed["tool"], parsed["arguments"]
             result, error = self._toolkit.execute(name, arguments)
-            result, result_text = _jsonable(result, name) if error is None else (None, "null")
+            result, result_text, error = _jsonable(result, name) if error is None else (None, "null", error)
             # A character is at most 4 bytes of UTF-8: only a long text is encoded to measure it.
             if len(result_text) * 4 > self._result_room and len(result_text.encode("utf-8")) > self._result_room:
                 result, error = None, _too_large(name, len(result_text.encode("utf-8")), self._result_room)
@@ -267,6 +281,13 @@ def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]
     if not isinstance(action, dict):
         return None, ToolError(code="unparseable_action", message="the action must be a JSON object")
     if "final_answer" in action:
+        extra = sorted(bounded(str(key)) for key in set(action) - {"final_answer"})
+        if extra:  # a call beside the answer would be dropped unseen: refused, like any other extra key
+            return None, ToolError(
+                code="unparseable_action",
+                message=f"unexpected keys beside the final answer: {', '.join(extra)}; make the call first, "
+                'then answer with {"final_answer": text} alone',
+            )
         return action, None
     tool, arguments = action.get("tool"), action.get("arguments", {})
     if not isinstance(tool, str) or not tool:
@@ -313,15 +334,17 @@ def _answer_text(answer: Any) -> str:
     return _safe_text(answer[:MAX_TEXT])
 
 
-def _jsonable(value: Any, tool: str) -> tuple[Any, str]:
-    """A tool's result as a private copy of JSON values, and its JSON text.
+def _jsonable(value: Any, tool: str) -> tuple[Any, str, ToolError | None]:
+    """A tool's result as a private copy of JSON values and its JSON text, or the error ``invalid_result``.
 
     Results are almost always JSON already (dicts, lists and scalars, often the database's own records):
     pydantic-core's Rust serialiser writes them and its parser reads them back as a copy (~3x faster than a
     Python walk), so that the trace never shares a record a later call changes. It also writes what JSON has no
     word for as pydantic does (models dumped, tuples and sets as lists, dates as ISO text, keys as text). A
-    string with a lone surrogate (no UTF-8 form) takes the slow path (:func:`_to_json`, the escape kept); a
-    result that is not JSON even so is the domain's bug, named as such.
+    number that is not finite (NaN, infinity) or a string with a lone surrogate (no UTF-8 form) has no JSON text
+    that an agent could read or the store keep: the call gets the tool error ``invalid_result`` (the domain's
+    fault, shown as such). A result that is not JSON even so (an object, a circular value) is a bug in the
+    tool's code, raised as such.
     """
     try:
         raw = pydantic_core.to_json(value)
@@ -333,8 +356,34 @@ def _jsonable(value: Any, tool: str) -> tuple[Any, str]:
                 f"tool {tool!r} returned a value that is not JSON ({exc}); return dicts, lists, scalars or "
                 "pydantic models"
             ) from None
-        return json.loads(text), _safe_text(text)
-    return pydantic_core.from_json(raw), raw.decode("utf-8")
+    else:
+        if b"NaN" not in raw and b"Infinity" not in raw:
+            return pydantic_core.from_json(raw), raw.decode("utf-8"), None
+        text = raw.decode("utf-8")
+    problem = _json_text_problem(text)
+    if problem is not None:
+        message = f"{tool}: the tool returned {problem}, which JSON cannot carry (a fault of the tool, not the call)"
+        return None, "null", ToolError(code="invalid_result", message=message)
+    return json.loads(text), text, None
+
+
+def _json_text_problem(text: str) -> str | None:
+    """What keeps ``text`` (written by a serialiser that allows NaN and lone surrogates) from being JSON."""
+    if "NaN" in text or "Infinity" in text:
+        try:
+            json.loads(text, parse_constant=_refuse_constant)
+        except ValueError:
+            return "a number that is not finite (NaN or infinity)"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a string with a lone surrogate (no UTF-8 form)"
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _to_json(value: Any) -> Any:

@@ -1,5 +1,5 @@
-"""What makes a stored run the same run when it is resumed: the content hash of its suite and domain, and which
-run ``--resume`` without a name continues.
+"""What makes a stored run the same run when it is resumed: the content hash of its suite and domain, the name
+its suite is stored under, and which run ``--resume`` without a name continues.
 
 The store refuses to resume a run whose suite hash, model, agent or settings changed
 (:meth:`~mantra_env.store.records.RunRecord.differences`); this module computes the hash and picks the run.
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from mantra_env.case import Suite
-from mantra_env.domains import Domain
+from mantra_env.domains import Domain, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 
@@ -31,6 +32,22 @@ def suite_hash(suite: Suite, domain: Domain) -> str:
     }
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def suite_label(requested: str, suite: Suite, domain: Domain) -> str:
+    """The name a run of ``suite`` is stored under (``runs.suite``), which ``mantra export`` and the viewer load
+    the suite by: ``DOMAIN/SUITE`` when it was named so, or given as a folder holding the same cases as the suite
+    of that name; the folder's absolute path when it holds other cases (an edited copy), so that the run is never
+    taken for one of the named suite."""
+    named = f"{suite.manifest.domain}/{suite.manifest.name}"
+    path = Path(requested)
+    if not path.exists():
+        return named
+    try:
+        _, same_name = find_suite(named)
+    except MantraError:
+        return str(path.resolve())
+    return named if suite_hash(same_name, domain) == suite_hash(suite, domain) else str(path.resolve())
 
 
 def latest_run(store: RolloutStore, suite: str, model: str) -> tuple[str, list[str]]:

@@ -11,6 +11,10 @@ connection, unusable output) or a per-episode time-out is retried with exponenti
 persists, stored as an ``error`` episode, which no score counts; a wrong key or model is stored at once; any other
 exception is stored as an ``error`` of kind ``internal`` with its type and message. Only cancellation stops a
 run, and ``max_auth_errors`` consecutive authentication errors (a key revoked mid-run) stop it scheduling more.
+
+Steps run in a worker thread per episode (:mod:`mantra_env.stepper`): a domain tool that raises (even
+``SystemExit``) ends its episode as an ``internal`` error with the call in the trace and the traceback stored, and
+one that blocks is stopped by the time-out; its thread is left behind, counted in ``RunProgress.threads_left``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import fnmatch
 import gc
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ from mantra_env.case import Suite
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.stepper import EpisodeStepper, ToolCrash
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
 from mantra_env.store.writer import EpisodeSink, episode_sink
@@ -43,6 +49,22 @@ first episode (a billion attempts did: D6). Split larger runs with ``--cases``."
 
 class RunnerError(MantraError, ValueError):
     """The run's settings do not fit the suite (e.g. a case filter that matches nothing)."""
+
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+@-]{0,127}")
+"""What a run name may be: it is a path segment of the viewer's links and an argument of the commands the runner
+prints, so letters, digits and ``. _ : + @ -`` only (no ``/ # ? %``, space or control character), starting with a
+letter or digit (never ``..`` or an option), at most 128 characters."""
+
+
+def check_run_name(name: str) -> str:
+    """``name`` if it is a valid run name (:data:`RUN_NAME`), else :class:`RunnerError` saying what is allowed."""
+    if RUN_NAME.fullmatch(name) is None:
+        raise RunnerError(
+            f"--run-name {name!r} is not a run name: use letters, digits and . _ : + @ - (starting with a letter or "
+            "digit, at most 128 characters), e.g. nightly-2026.11.29"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -93,6 +115,7 @@ class RunProgress:
     skipped: int = 0
     passed: int = 0
     errors: int = 0
+    threads_left: int = 0  # worker threads of given-up episodes still running a tool (see mantra_env.stepper)
     stopped: str = ""  # why the runner stopped scheduling episodes early ("" if it did not)
 
 
@@ -152,7 +175,7 @@ async def run_suite(
         async with limit:
             if progress.stopped:  # not started: nothing of it is stored, --resume runs it
                 return
-            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt)
+            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt, progress)
             auth_errors = auth_errors + 1 if record.error_kind == "auth" else 0
             if auth_errors >= max(1, settings.max_auth_errors) and not progress.stopped:
                 progress.stopped = (
@@ -197,16 +220,20 @@ async def _episode(
     settings: RunSettings,
     case_id: str,
     attempt: int,
+    progress: RunProgress | None = None,
 ) -> EpisodeRecord:
     seed = settings.seed * 1_000_003 + attempt  # same seed, same episode; attempts differ
     jitter = random.Random(f"{settings.seed}/{case_id}/{attempt}")
     started_at = utc_now()
     failure: tuple[str, str] = ("", "")
+    trace = Trace()
     for trial in range(settings.retries + 1):
         started = time.perf_counter()
+        # A fresh env per trial: one whose step is still running in a thread left behind is never touched again.
+        env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+        stepper = EpisodeStepper(env)
         try:
-            env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
-            report = await asyncio.wait_for(make_agent().run(env, case_id, seed), settings.episode_timeout_s)
+            report = await stepper.drive(make_agent().run(env, case_id, seed), settings.episode_timeout_s)
             return _graded(run_id, case_id, attempt, env, report, time.perf_counter() - started, started_at)
         except InfrastructureError as error:
             failure = (error.kind, str(error))
@@ -214,9 +241,15 @@ async def _episode(
                 break
         except TimeoutError:
             failure = ("timeout", f"the episode took longer than {settings.episode_timeout_s:g} s")
+        except ToolCrash as crash:  # a bug in the domain's tool: the harness's failure, with the call kept
+            failure, trace = ("internal", f"{crash}\n\n{crash.details}"), crash.trace(env.trace)
+            break
         except Exception as error:  # a bug in an agent or the harness: this episode's failure, never the run's
             failure = ("internal", f"{type(error).__name__}: {error}")
             break
+        finally:
+            if stepper.close() and progress is not None:
+                progress.threads_left += 1
         if trial < settings.retries:
             await asyncio.sleep(backoff_delay(settings.backoff_s, trial, jitter))
     return EpisodeRecord(
@@ -225,10 +258,19 @@ async def _episode(
         attempt=attempt,
         status="error",
         error_kind=failure[0],
-        error=failure[1][:2000],
+        error=_clipped(failure[1]),
+        trace=trace,
         started_at=started_at,
         finished_at=utc_now(),
     )
+
+
+def _clipped(text: str, limit: int = 8000) -> str:
+    """``text`` cut to ``limit`` characters, keeping its start (the message) and its end (a traceback's
+    innermost frames)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 4]}\n[... {len(text) - limit} characters cut ...]\n{text[-(limit * 3 // 4) :]}"
 
 
 def backoff_delay(base_s: float, trial: int, rng: random.Random) -> float:

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import json
 import sys
+import traceback
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -267,12 +268,27 @@ def load_domain(name: str) -> Domain:
             f"unknown domain {name!r}: {hint}known domains: {', '.join(names) or 'none'} (a domain of your own: "
             "see docs/domains.md)"
         )
-    domain = getattr(_import(source), "DOMAIN", None)
+    try:
+        module = _import(source)
+    except Exception as error:  # a bug in the domain's own code: one line naming where, not its traceback
+        raise DomainError(
+            f"domain {name!r} ({source.folder}, {source.origin}) failed to import: {type(error).__name__}: "
+            f"{error} (at {_raised_at(error)}); fix its code"
+        ) from error
+    domain = getattr(module, "DOMAIN", None)
     if not isinstance(domain, Domain):
         raise DomainError(f"domain package {source.module} ({source.folder}) does not define DOMAIN = Domain(...)")
     if domain.name != name:
         raise DomainError(f"{source.folder}: its DOMAIN is named {domain.name!r}; name it {name!r}, as its folder")
     return domain
+
+
+def _raised_at(error: Exception) -> str:
+    """``file:line`` where ``error`` was raised (for a syntax error: the line that does not parse)."""
+    if isinstance(error, SyntaxError):
+        return f"{error.filename}:{error.lineno}"
+    frames = traceback.extract_tb(error.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
 
 
 def _import(source: DomainSource) -> Any:

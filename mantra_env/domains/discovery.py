@@ -7,7 +7,8 @@ Three sources, searched in this order (a name found twice is an error when that 
    whose ``DOMAIN`` is the domain;
 3. ``MANTRA_DOMAINS_PATH``: folders separated by ``os.pathsep``, each a domain folder (it has ``__init__.py``) or a
    folder of domain folders. An environment variable, so that every process started from this one (vector-env
-   workers, the run's children) sees the same domains.
+   workers, the run's children) sees the same domains. An entry that is no folder, or a folder whose name is no
+   domain name, is skipped with a warning (the other domains stay usable).
 
 A domain folder holds ``__init__.py`` (defining ``DOMAIN``), ``manual.md``, ``db.json``, optionally
 ``domain.yaml`` (``default_suite: NAME``) and ``suites/<suite>/`` (``suite.jsonl`` + ``manifest.json``).
@@ -22,6 +23,7 @@ import importlib.util
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,21 +201,35 @@ def _entry_points_on(path: tuple[str, ...]) -> list[DomainSource]:
 
 
 def _on_path() -> list[DomainSource]:
+    """The domains on the path. An entry that is no folder, or a folder whose name is no domain name, is skipped
+    with a warning: one mistake in the variable must not hide the shipped domains and the other entries."""
     found = []
     for entry in filter(None, os.environ.get(PATH_VARIABLE, "").split(os.pathsep)):
         root = Path(entry).expanduser()
         if not root.is_dir():
-            raise DomainError(f"{PATH_VARIABLE}: {root} is not a folder (a domain folder, or a folder of them)")
+            _skip(f"{root} is not a folder (a domain folder, or a folder of them)")
+            continue
         folders = [root] if (root / "__init__.py").exists() else sorted(p.parent for p in root.glob("*/__init__.py"))
         for folder in folders:
             if not _NAME.match(folder.name):
-                raise DomainError(
-                    f"{PATH_VARIABLE}: {folder}: a domain folder's name is the domain's name: lowercase letters, "
-                    "digits and _, starting with a letter"
+                _skip(
+                    f"{folder}: a domain folder's name is the domain's name: lowercase letters, digits and _, "
+                    "starting with a letter"
                 )
+                continue
             module = f"{USER_MODULE_PREFIX}.{folder.name}"
             found.append(DomainSource(folder.name, folder.resolve(), module, PATH_VARIABLE))
     return found
+
+
+_SKIPPED: set[str] = set()
+
+
+def _skip(problem: str) -> None:
+    """Warn of a skipped path entry, once per process (the path is read each time domains are looked up)."""
+    if problem not in _SKIPPED:
+        _SKIPPED.add(problem)
+        warnings.warn(f"{PATH_VARIABLE}: {problem}; skipped", UserWarning, stacklevel=4)
 
 
 __all__ = [

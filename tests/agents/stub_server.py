@@ -31,8 +31,8 @@ class StubServer:
     """Serves ``responses`` in order (or, given ``respond``, whatever it returns for each request body). A
     response is a message dict, ``{"status": 429}`` (an HTTP error), ``{"hang": True}`` (no answer until the server
     shuts down: a client's time-out fires first however slow the machine is), ``{"drop": True}`` (the connection
-    is closed without an answer), ``{"body": text}`` (a raw body, e.g. junk) or ``{"choices": []}`` (a completion
-    without a choice)."""
+    is closed without an answer), ``{"body": text}`` (a raw body, e.g. junk; ``"content_type"`` sets its type) or
+    ``{"choices": []}`` (a completion without a choice)."""
 
     def __init__(
         self, responses: list[dict[str, Any]], respond: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
@@ -83,7 +83,7 @@ class StubServer:
                 }
                 data = response["body"].encode() if "body" in response else json.dumps(payload).encode()
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", response.get("content_type", "application/json"))
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -123,3 +123,30 @@ def test_other_exceptions_are_not_provider_errors_and_the_retry_column() -> None
     assert not retryable(ValueError("a bug"))
     assert retryable(llm.RateLimitError("slow down", **Made))
     assert not retryable(llm.InternalServerError("Missing credentials", **Made))
+
+
+# Recorded from litellm 1.x against the stub OpenAI-compatible server of the second reliability probe (N8).
+HTML_BODY = (
+    "litellm.InternalServerError: InternalServerError: OpenAIException - Empty or invalid response from LLM "
+    "endpoint. Received: '<html><body>502 Bad Gateway</body></html>'. Check the reverse proxy or model server "
+    "configuration."
+)
+
+
+def test_n8_an_html_body_on_a_200_is_bad_output_a_504_is_server_and_a_huge_number_the_models() -> None:
+    html = llm.InternalServerError(HTML_BODY, **Made)
+    assert html.status_code == 500 and kind(event_loop(html)) == ("bad_output", True)
+    gateway = chained(
+        llm.Timeout("Timeout Error: OpenAIException - status 504", **Made),
+        llm.InternalServerError("Error code: 504", **Made),
+    )
+    gateway.status_code = 504  # litellm's Timeout keeps the response's status
+    assert kind(event_loop(gateway)) == ("server", True)
+    assert kind(llm.Timeout("timed out", **Made)) == ("timeout", True)  # a real time-out stays one
+    try:
+        int("9" * 5000)
+    except ValueError as error:
+        parsing = chained(Exception("Invalid response object Traceback (most recent call last): ..."), error)
+        huge = chained(llm.InternalServerError("OpenAIException - Invalid response object", **Made), parsing)
+    for after_model_turn in (False, True):  # the model wrote it, on the first request as on any later one
+        assert kind(event_loop(huge), after_model_turn) == (MODEL, False)

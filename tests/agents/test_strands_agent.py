@@ -246,3 +246,18 @@ def test_d17_calls_strands_drops_and_malformed_arguments_are_in_the_trace(tmp_pa
             ("bad name!", "unknown_tool", '{"item_name": "Dell UltraSharp U2723QE"}', None),
             ("check_inventory", "invalid_arguments", "{}", '{"item_name": "Dell'),
         ]
+
+
+def test_n8_an_html_page_is_bad_output_a_504_server_and_a_huge_number_in_a_call_a_scored_failure(
+    tmp_path: Path,
+) -> None:
+    page = {"body": "<html><body>502 Bad Gateway</body></html>", "content_type": "text/html"}
+    with run_case(tmp_path / "html", [CALL, page], retries=0) as store:
+        assert episode(store)[:2] == ("error", "bad_output")
+    with run_case(tmp_path / "504", [CALL, {"status": 504}], retries=0) as store:
+        assert episode(store)[:2] == ("error", "server")
+    huge = tool_call("check_inventory", '{"item_name": ' + "9" * 5000 + "}")
+    with run_case(tmp_path / "huge", [CALL, huge, CALL, huge], retries=1) as store:
+        status, kind, error = episode(store)
+        assert (status, kind) == ("failed", "model") and "a number too long to read" in str(error)
+    assert len(run_case.requests) == 2  # type: ignore[attr-defined]  # the model's fault: scored, not retried

@@ -4,6 +4,7 @@ with gymnasium, found by suite name, and reaches vector-env worker processes; de
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -173,16 +174,37 @@ def test_a_manifest_naming_another_suite_is_refused(user_domains: Path) -> None:
         suite_entries(domain_sources()["desk"][0])
 
 
-def test_path_entries_that_are_not_folders_or_not_names_are_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_n9_a_bad_path_entry_disables_only_itself_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forget_user_domains: None
 ) -> None:
-    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "nowhere"))
-    with pytest.raises(DomainError, match="nowhere is not a folder"):
-        domain_names()
-    write_domain(tmp_path, name="Bad-Name", suites=(), default=None)
-    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path))
-    with pytest.raises(DomainError, match="lowercase letters, digits and _"):
-        domain_names()
+    root = tmp_path / "domains"
+    write_domain(root, name="desk")
+    write_domain(root, name="Bad-Name", suites=(), default=None)
+    monkeypatch.setenv(PATH_VARIABLE, os.pathsep.join([str(tmp_path / "nowhere"), str(root)]))
+    with pytest.warns(UserWarning) as caught:
+        names = domain_names()
+    assert {"desk", "operations", "retail"} <= set(names) and "Bad-Name" not in names
+    said = [str(warning.message) for warning in caught]
+    assert any("nowhere is not a folder" in text and text.endswith("skipped") for text in said)
+    assert any("Bad-Name: a domain folder's name is the domain's name: lowercase letters" in text for text in said)
+    assert {"mantra/operations-v1", "mantra/desk-v1"} <= set(register_shipped_suites())  # warned once, above
+    assert find_suite("operations")[1].manifest.domain == "operations"
+
+
+def test_n9_a_domain_whose_import_raises_is_one_line_when_asked_for(
+    user_domains: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mantra_env.run import main as run_main
+
+    folder = write_domain(user_domains, name="brk")
+    (folder / "__init__.py").write_text("raise RuntimeError('boom at import')\n", encoding="utf-8")
+    assert "brk" in domain_names() and load_domain("operations").name == "operations"
+    with pytest.raises(DomainError, match=r"domain 'brk' \(.*\) failed to import: RuntimeError: boom at import"):
+        load_domain("brk")
+    assert run_main(["--suite", "brk", "--model", "scripted:noop", "--db", ":memory:"]) == 2
+    err = capsys.readouterr().err
+    assert "boom at import" in err and f"{folder / '__init__.py'}:1" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_an_unknown_domain_points_to_the_docs(user_domains: Path) -> None:

@@ -389,3 +389,42 @@ def test_random_nested_json_actions_give_a_result_or_a_structured_error(
     assert set(shown) == {"result"} or set(shown["error"]) == {"code", "message"}
     assert (call.error is None) == ("result" in shown)
     json.loads(info["trace"].model_dump_json())
+
+
+def test_n10_a_final_answer_beside_a_call_is_refused_not_taken() -> None:
+    env = make(case=0)
+    env.reset()
+    action = {"final_answer": "ordered", **CALL_ORDER}
+    observation, _, terminated, truncated, info = env.step(action)
+    error = json.loads(observation)["error"]
+    assert not (terminated or truncated) and error["code"] == "unparseable_action"
+    assert "unexpected keys beside the final answer: arguments, tool" in error["message"]
+    assert [call.error.code for call in info["trace"].calls] == ["unparseable_action"]
+    assert env.step(FINAL)[2]  # the answer alone ends the episode
+
+
+@pytest.mark.parametrize(
+    ("arguments", "raised", "says"),
+    [
+        ({"max_steps": 1.5}, TypeError, "max_steps must be a positive int (tool calls per episode), not 1.5"),
+        ({"max_steps": True}, TypeError, "max_steps must be a positive int (tool calls per episode), not True"),
+        ({"max_steps": "3"}, TypeError, "max_steps must be a positive int (tool calls per episode), not '3'"),
+        ({"max_steps": 0}, ValueError, "max_steps must be at least 1, got 0"),
+        ({"dense": "yes"}, TypeError, "dense must be True or False, not 'yes'"),
+        ({"dense": 1}, TypeError, "dense must be True or False, not 1"),
+    ],
+)
+def test_n10_max_steps_and_dense_are_type_checked(
+    arguments: dict[str, Any], raised: type[Exception], says: str
+) -> None:
+    with pytest.raises(raised, match=re.escape(says)) as caught:
+        make(**arguments)
+    assert isinstance(caught.value, MantraError)
+
+
+def test_max_steps_may_be_any_integer_type() -> None:
+    import numpy as np
+
+    env = make(case=0, max_steps=np.int64(1))
+    env.reset()
+    assert env.step(CALL_CHECK)[3] and env.max_steps == 1 and type(env.max_steps) is int

@@ -52,7 +52,17 @@ class Results(Toolkit):
     @tool(kind="read")
     def odd(self) -> Any:
         """Values JSON has no word for."""
-        return {"model": Item(name="x"), "pair": (1, 2), 3: "three", None: "none", True: "yes", "bad": "\ud800"}
+        return {"model": Item(name="x"), "pair": (1, 2), 3: "three", None: "none", True: "yes", "é": "NaN"}
+
+    @tool(kind="read")
+    def unwritable(self, what: str) -> Any:
+        """Values with no JSON text.
+
+        Args:
+            what: nan, inf, -inf or surrogate (the last beside a value only the slow path converts).
+        """
+        values = {"nan": float("nan"), "inf": float("inf"), "-inf": -float("inf"), "surrogate": "\ud800"}
+        return {"v": values[what], "pair": (1, 2), "text": "NaN and Infinity as words are fine"}
 
     @tool(kind="read")
     def huge(self, size: int) -> str:
@@ -97,9 +107,9 @@ def test_non_json_results_are_converted_as_pydantic_writes_them() -> None:
     env.reset(options={"case": "c"})
     text, *_, info = env.step({"tool": "odd", "arguments": {}})
     observation, recorded = json.loads(text), info["trace"].calls[-1]
-    expected = {"model": {"name": "x"}, "pair": [1, 2], "3": "three", "None": "none", "true": "yes"}
-    assert observation == {"result": {**expected, "bad": "\ud800"}}  # the observation is valid UTF-8 all the same
-    assert recorded.result == {**expected, "bad": "\ud800"} and env.observation_space.contains(text)
+    expected = {"model": {"name": "x"}, "pair": [1, 2], "3": "three", "None": "none", "true": "yes", "é": "NaN"}
+    assert observation == {"result": expected}
+    assert recorded.result == expected and env.observation_space.contains(text)
     with pytest.raises(MantraError, match="tool 'broken' returned a value that is not JSON"):
         call(env, "broken")
 
@@ -129,7 +139,8 @@ JSON = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(JSON)
 def test_the_fast_path_agrees_with_the_conversion(value: Any) -> None:
-    copied, text = _jsonable(value, "t")
+    copied, text, error = _jsonable(value, "t")
+    assert error is None
     assert copied == json.loads(json.dumps(_to_json(value))) and json.loads(text) == copied
     assert not _shares_containers(copied, value)
 
@@ -151,3 +162,15 @@ def test_an_error_message_quoting_megabytes_of_the_action_is_cut_to_fit() -> Non
     text, *_, info = env.step(action)
     assert env.observation_space.contains(text) and json.loads(text)["error"]["code"] == "unparseable_action"
     assert len(info["trace"].calls[-1].error.message) > len(json.loads(text)["error"]["message"])
+
+
+@pytest.mark.parametrize("what", ["nan", "inf", "-inf", "surrogate"])
+def test_n9_a_result_json_cannot_carry_is_the_tool_error_invalid_result(what: str) -> None:
+    env = MantraEnv(SUITE, DOMAIN)
+    env.reset(options={"case": "c"})
+    text, *_, info = env.step({"tool": "unwritable", "arguments": {"what": what}})
+    assert json.loads(text)["error"]["code"] == "invalid_result" and env.observation_space.contains(text)
+    recorded = info["trace"].calls[-1]
+    assert recorded.tool == "unwritable" and recorded.result is None and recorded.error.code == "invalid_result"
+    env.step({"final_answer": "done"})
+    json.loads(env.last_trace.model_dump_json())  # the trace (and so the episode) can be stored

@@ -74,3 +74,19 @@ def test_bad_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_n7_an_out_that_cannot_be_written_is_one_line_and_leaves_nothing(
+    scripted_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--db", str(scripted_db), "--format", "openai-jsonl", "--include-oracle"]
+    assert export_main([*argv, "--out", "/proc/self/nope/e.jsonl"]) == 2  # its folder cannot be created
+    err = capsys.readouterr().err
+    assert "cannot write the export to /proc/self/nope/e.jsonl" in err and "pass another --out" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    folder = tmp_path / "existing"
+    (folder / "kept").mkdir(parents=True)
+    assert export_main([*argv, "--out", str(folder), "--force"]) == 2  # a folder is no file to replace
+    err = capsys.readouterr().err
+    assert f"{folder} is a folder" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert [path.name for path in tmp_path.rglob("*")] == ["existing", "kept"]  # no temporary file left

@@ -433,3 +433,48 @@ def test_baselines_put_the_model_beside_the_oracle_and_noop_on_the_same_cases(
         ("wf-noop", "scripted:noop", 2),
         ("wf-oracle", "scripted:oracle", 2),
     ]
+
+
+@pytest.mark.parametrize("name", ["a/b", "a#b", "a?b=c", "pct%2e%2e", "sp ace", "tab\tx", "..", "-x", "", "x" * 129])
+def test_n5_run_names_outside_the_safe_charset_are_refused(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), f"--run-name={name}"]) == 2
+    _one_line_error(capsys, "is not a run name: use letters, digits and . _ : + @ -")
+    assert not db.exists()
+
+
+def test_n5_the_closing_hint_is_a_shell_quoted_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    db = tmp_path / "my runs; rm -rf x" / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "nightly+v2@host:1"]) == 0
+    hint = capsys.readouterr().out.rsplit("(report: ", 1)[1].rstrip().removesuffix(")")
+    assert shlex.split(hint) == ["python", "-m", "graders.report", "--db", str(db), "--run", "nightly+v2@host:1"]
+
+
+def test_n10_a_run_on_an_edited_copy_of_a_suite_is_stored_under_its_path_and_exports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mantra_cli.export import main as export_main
+
+    db, oracle = tmp_path / "r.duckdb", ["--model", "scripted:oracle", "--attempts", "1", "--cases", "fig1-case1"]
+    same = _starter_copy(tmp_path / "same")
+    assert main([*oracle, "--db", str(db), "--run-name", "same", "--suite", str(same)]) == 0
+    edited = _starter_copy(tmp_path / "edited")
+    case = json.loads((edited / "suite.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    _edit_case(
+        edited, case["id"], scenario={**case["scenario"], "prompt": "An edited prompt. " + case["scenario"]["prompt"]}
+    )
+    assert main([*oracle, "--db", str(db), "--run-name", "edited", "--suite", str(edited)]) == 0
+    with RolloutStore(db, read_only=True) as store:
+        stored = store.query("SELECT run_id, suite FROM runs ORDER BY run_id")
+    assert stored == [("edited", str(edited.resolve())), ("same", "operations/starter")]
+    out = tmp_path / "export.jsonl"
+    capsys.readouterr()
+    assert export_main(["--db", str(db), "--format", "openai-jsonl", "--include-oracle", "--out", str(out)]) == 0
+    records = {record["run_id"]: record for record in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert records["edited"]["suite"] == str(edited.resolve()) and records["same"]["suite"] == "operations/starter"
+    prompts = [message["content"] for message in records["edited"]["messages"] if message["role"] == "user"]
+    assert prompts[0].startswith("An edited prompt. ")
