@@ -79,8 +79,8 @@ class RequestedWrites:
                 if planned.tool not in targets:
                     targets[planned.tool] = writes[planned.tool].targets()
                 pinned = {name: planned.arguments[name] for name in targets[planned.tool] if name in planned.arguments}
-                atom = _paired_as_schema_says(Call(tool=planned.tool, args=pinned), writes)
-                atoms.setdefault(atom.match_key, atom)
+                planned_atom = _paired_as_schema_says(Call(tool=planned.tool, args=pinned), writes)
+                atoms.setdefault(planned_atom.match_key, planned_atom)
         for entry in checks:
             check = entry.check if isinstance(entry, CaseCheck) else entry
             for atom in check.atoms:
