@@ -52,10 +52,10 @@ class MantraEnv(gym.Env[str, str]):
     unrequested; ``fraction`` the share of the case's obligations met (checks only an action can satisfy) minus
     the share of prohibitions broken (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one
     never pays; each unrequested write counts as one more), floored at 0; ``shaped`` ``fraction`` minus 0.02 per
-    tool error. The no-op agent earns 0 in every mode on a case with an
-    obligation; only a compliant trace earns 1. By default the reward comes at the end (0 on every other step).
-    With ``dense=True`` every step pays the change of the mode's reward of the trace so far (potential-based:
-    the episode's rewards sum to exactly its final reward). A truncated episode is graded on the calls it made.
+    tool error. The no-op agent earns 0 in every mode on a case with an obligation; only a compliant trace earns
+    1. By default the reward comes at the end (0 on every other step). With ``dense=True`` every step pays the
+    change of the mode's reward of the trace so far (potential-based: the episode's rewards sum to exactly its
+    final reward). A truncated episode is graded on the calls it made.
 
     ## Starting State
     The case chosen by ``options={"case": id or index}`` at reset (or the constructor's ``case``); without
