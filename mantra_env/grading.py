@@ -6,15 +6,20 @@ from collections.abc import Sequence
 
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, evaluate
+from mantra_env.checks.semantics import NO_RULES
 from mantra_env.errors import GradingError
+from mantra_env.tools import ToolSpec, argument_rules
 from mantra_env.trace import Trace
 from mantra_env.verdict import CheckVerdict, Verdict
 
 
-def grade(trace: Trace, checks: Sequence[CaseCheck | Check]) -> Verdict:
+def grade(trace: Trace, checks: Sequence[CaseCheck | Check], *, tools: Sequence[ToolSpec] | None = None) -> Verdict:
     """Grade ``trace`` against ``checks``; the case passes iff every check passes.
 
-    ``checks`` may be a case's :class:`CaseCheck` entries or bare checks (ids ``c0``, ``c1``, ...).
+    ``checks`` may be a case's :class:`CaseCheck` entries or bare checks (ids ``c0``, ``c1``, ...). ``tools``:
+    the domain's tool specs, whose schema defaults and free-text marks argument matching honours (see
+    :mod:`mantra_env.checks.semantics`); without them a pinned argument the call omits never matches and
+    strings compare exactly.
 
     Raises:
         GradingError: if ``checks`` is empty (a case with no checks cannot pass or fail).
@@ -25,6 +30,7 @@ def grade(trace: Trace, checks: Sequence[CaseCheck | Check]) -> Verdict:
         (entry.id, entry.check) if isinstance(entry, CaseCheck) else (f"c{position}", entry)
         for position, entry in enumerate(checks)
     ]
-    index = trace.index([atom for _, check in entries for atom in check.atoms])
+    rules = argument_rules(tools) if tools is not None else NO_RULES
+    index = trace.index([atom for _, check in entries for atom in check.atoms], rules)
     verdicts = [CheckVerdict(check_id, check.text, evaluate(check, index)) for check_id, check in entries]
     return Verdict(all(v.evidence.passed for v in verdicts), tuple(verdicts))

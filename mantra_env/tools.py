@@ -7,18 +7,24 @@ written by hand. ``parameters`` is a JSON Schema object: ``{"type": "object", "p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from mantra_env.checks.ast import Call, Check, NoCall, map_atoms
+from mantra_env.checks.ast import Call, Check, NoCall, canonical_value, map_atoms
+from mantra_env.checks.semantics import ArgRules, ToolArgRules
 from mantra_env.errors import did_you_mean
 from mantra_env.trace import ToolKind
 
 # The JSON-schema key marking a list parameter whose order matters (the one source of truth for argument matching).
 ORDERED_KEY = "x-ordered"
+# The JSON-schema key marking a string parameter as free text (an address, a reason, a note): checks compare it
+# after normalisation (:func:`mantra_env.checks.semantics.normalise_text`); every other string compares exactly.
+FREE_TEXT_KEY = "x-free-text"
+_OWN_KEYS = (ORDERED_KEY, FREE_TEXT_KEY)  # mantra's schema keys, not JSON Schema's
 _NO_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {},
@@ -69,11 +75,26 @@ class ToolSpec(BaseModel):
         schema = self.param_schema(name)
         return schema is not None and schema.get("type") == "array" and schema.get(ORDERED_KEY) is True
 
+    def free_text(self, name: str) -> bool:
+        """Whether string parameter ``name`` is free text (schema key ``"x-free-text": true``): checks compare it
+        after normalisation (see :mod:`mantra_env.checks.semantics`)."""
+        schema = self.param_schema(name)
+        return schema is not None and _allows_string(schema) and schema.get(FREE_TEXT_KEY) is True
+
+    def defaults(self) -> dict[str, Any]:
+        """The schema default of each optional parameter that has one (what the tool uses when a call omits it)."""
+        required = set(self.required)
+        return {
+            name: schema["default"]
+            for name, schema in self.properties.items()
+            if isinstance(schema, dict) and "default" in schema and name not in required
+        }
+
     def openai_schema(self) -> dict[str, Any]:
         """The tool in OpenAI function-calling format (what litellm sends; without mantra's own schema keys,
         which some providers refuse)."""
         properties = {
-            name: {key: value for key, value in schema.items() if key != ORDERED_KEY}
+            name: {key: value for key, value in schema.items() if key not in _OWN_KEYS}
             if isinstance(schema, dict)
             else schema
             for name, schema in self.properties.items()
@@ -83,6 +104,46 @@ class ToolSpec(BaseModel):
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": parameters},
         }
+
+
+def _allows_string(schema: Mapping[str, Any]) -> bool:
+    """Whether a parameter schema admits a string (``"type": "string"``, or an ``anyOf`` option that does)."""
+    if schema.get("type") == "string" and "enum" not in schema:
+        return True
+    options = schema.get("anyOf")
+    return isinstance(options, list) and any(isinstance(o, dict) and _allows_string(o) for o in options)
+
+
+_RULES_MEMO: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], ArgRules]] = {}
+
+
+def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
+    """What the tool schemas add to argument matching (schema defaults, free-text parameters), as the grader
+    and every other matcher read it. Memoised per set of spec objects (the env grades after every step)."""
+    specs = tuple(specs)
+    memo_key = tuple(id(spec) for spec in specs)
+    found = _RULES_MEMO.get(memo_key)
+    if found is not None:
+        return found[1]
+    tools: dict[str, ToolArgRules] = {}
+    key: list[tuple[str, str, str]] = []
+    for spec in specs:
+        defaults: dict[str, Any] = {}
+        for name, value in spec.defaults().items():
+            try:
+                defaults[name] = canonical_value(value)
+            except (ValueError, TypeError):  # not a JSON value: an omitted argument matches no pin
+                continue
+            key.append((spec.name, name, "default:" + json.dumps(defaults[name], sort_keys=True)))
+        free_text = frozenset(name for name in spec.properties if spec.free_text(name))
+        key.extend((spec.name, name, "free-text") for name in sorted(free_text))
+        if defaults or free_text:
+            tools[spec.name] = ToolArgRules(MappingProxyType(defaults), free_text)
+    rules = ArgRules(MappingProxyType(tools), tuple(sorted(key)))
+    if len(_RULES_MEMO) >= 256:
+        _RULES_MEMO.clear()
+    _RULES_MEMO[memo_key] = (specs, rules)  # the specs kept alive, so that their ids stay theirs
+    return rules
 
 
 def fits_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] = MappingProxyType({})) -> bool:
