@@ -214,11 +214,11 @@ _rule_args = st.dictionaries(
 )
 _rule_tools = st.sampled_from([spec.name for spec in _RULE_TOOLS] + ["create_po"])
 _rule_atoms = st.tuples(_rule_tools, _rule_args, st.booleans()).map(
-    lambda p: (Call if p[2] else NoCall)(tool=p[0], args=p[1], ordered=_paired(p[1]))
+    lambda p: (Call if p[2] else NoCall)(tool=p[0], args=p[1], ordered=_rule_ordered(p[1]))
 )
 
 
-def _paired(args: dict[str, Any]) -> tuple[str, ...]:
+def _rule_ordered(args: dict[str, Any]) -> tuple[str, ...]:
     return tuple(name for name in ("flag", "qty") if isinstance(args.get(name), list))
 
 

@@ -13,7 +13,7 @@ read through :mod:`~mantra_env.domains.overlay`'s ``peek``, ``find`` and ``scan`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from mantra_env.domains.kit import lookup, money, read
 from mantra_env.domains.overlay import find, peek, scan
@@ -28,7 +28,7 @@ from mantra_env.domains.telecom.database import (
     SimReplacementReason,
     TelecomDatabase,
 )
-from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.toolkit import FREE_TEXT, ToolFailure, Toolkit, tool
 
 
 def _phone_digits(line: Line) -> str:
@@ -354,7 +354,7 @@ class TelecomToolkit(Toolkit):
         return {"line_id": line_id, "reason": reason, "ships_to": address.model_dump(mode="json")}
 
     @tool(kind="write")
-    def transfer_to_human_agents(self, summary: str) -> str:
+    def transfer_to_human_agents(self, summary: Annotated[str, FREE_TEXT]) -> str:
         """Hand the conversation to a human agent, with a summary of the customer's problem. Use it only when the
         manual says so.
 
