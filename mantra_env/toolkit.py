@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from mantra_env.errors import MantraError, error_path
 from mantra_env.limits import MAX_STRING_CHARS, bounded, json_problem
-from mantra_env.tools import FREE_TEXT_KEY, ORDERED_KEY, ToolSpec
+from mantra_env.tools import FREE_TEXT_KEY, ORDERED_KEY, TARGET_KEY, ToolSpec
 from mantra_env.trace import ToolError, ToolKind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,6 +63,12 @@ ORDERED = Field(json_schema_extra={ORDERED_KEY: True})
 # note): checks compare it after normalisation (case, spacing, punctuation, Unicode forms). Lookup keys, ids,
 # emails, codes and enums stay unmarked: they compare exactly.
 FREE_TEXT = Field(json_schema_extra={FREE_TEXT_KEY: True})
+
+# ``payment_method_id: Annotated[str, NOT_TARGET]``: an ``*_id`` parameter that does not name the record a write
+# acts on (it pays for it); ``TARGET`` marks one that does without the ``*_id`` name. A write matching no check is
+# still requested when a write of the case's oracle plan has the same tool and targets (ToolSpec.targets).
+TARGET = Field(json_schema_extra={TARGET_KEY: True})
+NOT_TARGET = Field(json_schema_extra={TARGET_KEY: False})
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
 _SECTION = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?):\s*$")

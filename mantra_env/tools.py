@@ -24,7 +24,10 @@ ORDERED_KEY = "x-ordered"
 # The JSON-schema key marking a string parameter as free text (an address, a reason, a note): checks compare it
 # after normalisation (:func:`mantra_env.checks.semantics.normalise_text`); every other string compares exactly.
 FREE_TEXT_KEY = "x-free-text"
-_OWN_KEYS = (ORDERED_KEY, FREE_TEXT_KEY)  # mantra's schema keys, not JSON Schema's
+# The JSON-schema key marking whether a write's parameter names the record the write acts on (its *target*); see
+# :meth:`ToolSpec.targets`. Without it, a parameter named ``id`` or ``*_id`` is a target.
+TARGET_KEY = "x-target"
+_SCHEMA_MARKS = (ORDERED_KEY, FREE_TEXT_KEY, TARGET_KEY)  # mantra's own keys, not sent to providers
 _NO_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {},
@@ -90,11 +93,24 @@ class ToolSpec(BaseModel):
             if isinstance(schema, dict) and "default" in schema and name not in required
         }
 
+    def targets(self) -> tuple[str, ...]:
+        """The parameters that name the record a call of this tool acts on (an order, a line, a request), in
+        schema order: those marked ``"x-target": true``, and, by default, those named ``id`` or ending in
+        ``_id`` unless marked ``"x-target": false`` (a payment method pays for the write, it is not what the
+        write changes). Two writes of one tool with equal targets are the same write in other words
+        (:mod:`mantra_env.unrequested`)."""
+        found = []
+        for name, schema in self.properties.items():
+            mark = schema.get(TARGET_KEY) if isinstance(schema, dict) else None
+            if mark is True or (mark is None and (name == "id" or name.endswith("_id"))):
+                found.append(name)
+        return tuple(found)
+
     def openai_schema(self) -> dict[str, Any]:
         """The tool in OpenAI function-calling format (what litellm sends; without mantra's own schema keys,
         which some providers refuse)."""
         properties = {
-            name: {key: value for key, value in schema.items() if key not in _OWN_KEYS}
+            name: {key: value for key, value in schema.items() if key not in _SCHEMA_MARKS}
             if isinstance(schema, dict)
             else schema
             for name, schema in self.properties.items()

@@ -1,4 +1,4 @@
-from mantra_env.schemas import EXPORTED, schema_of, stale_schemas
+from mantra_env.schemas import EXPORTED, SCHEMA_DIR, schema_of, stale_schemas
 from mantra_env.schemas.__main__ import main
 
 
@@ -9,8 +9,10 @@ def test_exported_schemas_are_up_to_date() -> None:
 def test_schemas_are_versioned_and_name_their_record() -> None:
     for name in EXPORTED:
         schema = schema_of(name)
-        assert schema["$id"] == f"mantra-env/{name}.v1.json"
+        assert schema["$id"] == f"mantra-env/{name}.v{2 if name == 'verdict' else 1}.json"
     assert "scenario" in schema_of("case")["properties"]
+    assert "unrequested_writes" in schema_of("verdict")["properties"]
+    assert (SCHEMA_DIR / "verdict.v1.json").exists()  # kept: episodes stored before version 2 follow it
 
 
 def test_check_command_reports_up_to_date(capsys) -> None:  # type: ignore[no-untyped-def]

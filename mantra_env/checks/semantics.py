@@ -93,6 +93,9 @@ Failure categories (exactly one per failed check; the paper's partition)
     ``or_all_branches_failed`` an OR whose operands all failed (each operand's own outcome is kept as
                               evidence).
 
+    ``unrequested_write`` is no check's category: it charges an accepted write the case never asks for, which
+    fails the episode besides its checks (:mod:`mantra_env.unrequested`).
+
 Evidence
     Every outcome records the steps that matched each role (``target``/``call``, ``anchor``) and, for a
     failure, the step that violated the check: the first forbidden step, or the first step of the later
@@ -121,6 +124,9 @@ class FailureCategory(StrEnum):
     FORBIDDEN_CALL = "forbidden_call"
     ORDERING_VIOLATION = "ordering_violation"
     OR_ALL_BRANCHES_FAILED = "or_all_branches_failed"
+    UNREQUESTED_WRITE = "unrequested_write"
+    """Not a check's failure: an accepted write the case never asks for (:mod:`mantra_env.unrequested`),
+    charged to that call."""
 
 
 _MISSING = object()

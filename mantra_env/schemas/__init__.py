@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter
 from mantra_env.case import SCHEMA_VERSION, Case, SuiteManifest
 from mantra_env.checks import Check
 from mantra_env.trace import Trace
-from mantra_env.verdict import VERDICT_ADAPTER
+from mantra_env.verdict import VERDICT_ADAPTER, VERDICT_SCHEMA_VERSION
 from mantra_env.worldmodel import MODEL_ADAPTER
 from mantra_env.worldmodel.edits import EDIT_ADAPTER
 
@@ -30,17 +30,24 @@ EXPORTED: dict[str, type[BaseModel] | TypeAdapter[Any]] = {
     "world-model": MODEL_ADAPTER,
     "edit": EDIT_ADAPTER,
 }
+# A record's schema version when it differs from the case's SCHEMA_VERSION (older versions' files stay, for
+# reading records stored under them).
+VERSIONS: dict[str, int] = {"verdict": VERDICT_SCHEMA_VERSION}
+
+
+def version_of(name: str) -> int:
+    return VERSIONS.get(name, SCHEMA_VERSION)
 
 
 def schema_of(name: str) -> dict[str, Any]:
     """The JSON schema of an exported record, with its ``$id`` naming the version."""
     target = EXPORTED[name]
     schema = target.json_schema() if isinstance(target, TypeAdapter) else target.model_json_schema()
-    return {"$id": f"mantra-env/{name}.v{SCHEMA_VERSION}.json", **schema}
+    return {"$id": f"mantra-env/{name}.v{version_of(name)}.json", **schema}
 
 
 def schema_path(name: str) -> Path:
-    return SCHEMA_DIR / f"{name}.v{SCHEMA_VERSION}.json"
+    return SCHEMA_DIR / f"{name}.v{version_of(name)}.json"
 
 
 def render(name: str) -> str:
