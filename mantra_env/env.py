@@ -249,7 +249,7 @@ class MantraEnv(gym.Env[str, str]):
         """The combined verdict of ``trace`` (this episode's so far): :func:`mantra_env.grading.grade_case`'s, with
         the unrequested writes judged as each call happened."""
         assert self.case is not None
-        checks = grade(trace, self.case.checks).checks
+        checks = grade(trace, self.case.checks, tools=self._constants.specs).checks
         graded = self._requested[self.case.id] is not None
         return Verdict.combined(checks, tuple(self._unrequested) if graded else None)
 
