@@ -8,7 +8,7 @@ written by hand. ``parameters`` is a JSON Schema object: ``{"type": "object", "p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -131,16 +131,28 @@ def _allows_string(schema: Mapping[str, Any]) -> bool:
 
 
 _RULES_MEMO: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], ArgRules]] = {}
+_LAST_RULES: list[Any] = [None, None]  # the last tuple of specs asked for (kept alive) and its rules
 
 
 def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
     """What the tool schemas add to argument matching (schema defaults, free-text parameters), as the grader
-    and every other matcher read it. Memoised per set of spec objects (the env grades after every step)."""
-    specs = tuple(specs)
-    memo_key = tuple(id(spec) for spec in specs)
+    and every other matcher read it. Memoised per set of spec objects (the env grades after every step, with its
+    domain's one tuple of specs: answered by identity)."""
+    if specs is _LAST_RULES[0]:
+        return _LAST_RULES[1]  # type: ignore[no-any-return]
+    given = tuple(specs)
+    memo_key = tuple(id(spec) for spec in given)
     found = _RULES_MEMO.get(memo_key)
-    if found is not None:
-        return found[1]
+    if found is None:
+        if len(_RULES_MEMO) >= 256:
+            _RULES_MEMO.clear()
+        found = _RULES_MEMO[memo_key] = (given, _build_rules(given))  # the specs kept alive: their ids stay theirs
+    if isinstance(specs, tuple):
+        _LAST_RULES[:] = [specs, found[1]]
+    return found[1]
+
+
+def _build_rules(specs: Sequence[ToolSpec]) -> ArgRules:
     tools: dict[str, ToolArgRules] = {}
     key: list[tuple[str, str, str]] = []
     for spec in specs:
@@ -155,11 +167,7 @@ def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
         key.extend((spec.name, name, "free-text") for name in sorted(free_text))
         if defaults or free_text:
             tools[spec.name] = ToolArgRules(MappingProxyType(defaults), free_text)
-    rules = ArgRules(MappingProxyType(tools), tuple(sorted(key)))
-    if len(_RULES_MEMO) >= 256:
-        _RULES_MEMO.clear()
-    _RULES_MEMO[memo_key] = (specs, rules)  # the specs kept alive, so that their ids stay theirs
-    return rules
+    return ArgRules(MappingProxyType(tools), tuple(sorted(key)))
 
 
 def fits_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] = MappingProxyType({})) -> bool:

@@ -28,7 +28,7 @@ from mantra_env.checks.semantics import (
 
 _MISSING = object()
 _Matcher = Callable[[Sequence[CallLike]], dict[str, tuple[int, ...]]]
-_CACHE: dict[tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]], _Matcher] = {}
+_CACHE: dict[tuple[tuple[str, ...], int], _Matcher] = {}
 _CACHE_LIMIT = 4096
 
 
@@ -115,7 +115,7 @@ def match_all(
 ) -> dict[str, tuple[int, ...]]:
     """Steps matching each atom (keyed by ``match_key``) in one pass over ``calls``; ``rules``: what the tool
     schemas add to matching (defaults, free text)."""
-    signature = (tuple(atom.match_key for atom in atoms), rules.key)
+    signature = (tuple(atom.match_key for atom in atoms), rules.token)
     compiled = _CACHE.get(signature)
     if compiled is None:
         if len(_CACHE) >= _CACHE_LIMIT:

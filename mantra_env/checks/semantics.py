@@ -218,6 +218,9 @@ class ToolArgRules:
 NO_TOOL_RULES = ToolArgRules()
 
 
+_RULE_TOKENS: dict[tuple[tuple[str, str, str], ...], int] = {}
+
+
 @dataclass(frozen=True)
 class ArgRules:
     """What the tool schemas add to argument matching, per tool (see "Matching" in the module docstring):
@@ -227,7 +230,12 @@ class ArgRules:
     tools: Mapping[str, ToolArgRules] = field(default_factory=lambda: MappingProxyType({}))
     key: tuple[tuple[str, str, str], ...] = ()
     """A hashable summary of the rules (tool, parameter, ``default:<json>`` or ``free-text``): equal rules,
-    equal keys (compiled matchers are cached by it)."""
+    equal keys."""
+    token: int = field(init=False, compare=False)
+    """A small number per distinct ``key`` (compiled matchers are cached by it: cheaper to hash per grade)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token", _RULE_TOKENS.setdefault(self.key, len(_RULE_TOKENS)))
 
     def of(self, tool: str) -> ToolArgRules:
         """The rules of ``tool`` (none for a tool the schemas do not know)."""

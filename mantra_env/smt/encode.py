@@ -454,8 +454,8 @@ def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
         return _pin_list(slot, value, step, layout, present)
     if slot.sort == "Id" and slot.enum is None:
         if slot.free_text and isinstance(value, str):  # any interned string equal after normalisation
-            equal = [f"(= {slot.var(step)} {number})" for number in layout.text_ids(value)]
-            return [*present, equal[0] if len(equal) == 1 else f"(or {' '.join(equal)})"]
+            same = [f"(= {slot.var(step)} {number})" for number in layout.text_ids(value)]
+            return [*present, same[0] if len(same) == 1 else f"(or {' '.join(same)})"]
         return [*present, f"(= {slot.var(step)} {layout.id_of(id_value(value, slot))})"]
     equal = _equals(slot.var(step), slot.sort, slot.enum, value, layout)
     return ["false"] if equal == "false" else [*present, equal]
