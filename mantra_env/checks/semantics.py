@@ -12,7 +12,8 @@ Matching
     atom iff the step calls tool ``t`` (exact name) and, for every pinned pair ``(p, v)`` in ``a``, the call
     has an argument ``p`` whose value equals ``v`` after JSON-type canonicalisation:
 
-    * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides;
+    * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides (free
+      text, below, after normalisation);
     * numbers are compared by numeric value, so ``2150 == 2150.0``; booleans are not numbers
       (``true != 1``) and ``null`` equals only ``null``;
     * a pinned list argument matches a list that is a permutation of it (the same elements, each as often:
