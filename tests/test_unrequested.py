@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.checks import FailureCategory, parse_check
+from mantra_env.domains import load_domain
 from mantra_env.grading import GRADER_VERSION, grade, grade_case
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolCall, ToolError, Trace
@@ -86,11 +87,19 @@ def test_a_marked_target_without_an_id_name_identifies_the_write() -> None:
     assert [w.args for w in writes(("tag", {"label": "gold"}))] == [{"label": "gold"}]
 
 
-def test_any_positive_atom_requests_a_write_or_branches_included() -> None:
+def test_the_other_branch_of_an_or_over_write_tools_is_requested() -> None:
     # transfer is no plan write; the OR's other branch names it (an argument-free atom matches every call).
     assert writes(("transfer", {"summary": "customer asked for a human"})) == ()
-    # suspend_line() is an argument-free PRECEDES anchor: any suspension matches it.
-    assert writes(("suspend_line", {"line_id": "L7"})) == ()
+
+
+def test_an_atom_that_names_no_record_of_a_planned_write_requests_only_the_plans_record() -> None:
+    # suspend_line() is an argument-free PRECEDES anchor: it orders the suspension, it does not say which line.
+    assert [w.args for w in writes(("suspend_line", {"line_id": "L7"}))] == [{"line_id": "L7"}]
+    # An atom that pins the target names its record, as the OR's suspend_line(line_id="L1") does.
+    assert writes(("suspend_line", {"line_id": "L1", "reason": "other"})) == ()
+    other = [CaseCheck(id="x", check=parse_check('CALL suspend_line(line_id="L7") OR CALL transfer()'))]
+    trace = Trace.of(("suspend_line", {"line_id": "L7"}))
+    assert unrequested_writes(trace, [*CHECKS, *other], PLAN, TOOLS) == ()
 
 
 def test_refused_attempts_never_count() -> None:
@@ -185,3 +194,13 @@ def test_grade_case_is_the_checks_and_the_writes_together() -> None:
     assert [write.step for write in verdict.unrequested_writes or ()] == [2]
     unplanned = grade_case(trace, case.model_copy(update={"oracle_plan": None}), TOOLS)
     assert unplanned.passed and unplanned.unrequested_writes is None
+
+
+def test_the_shipped_domains_mark_payment_methods_as_no_target() -> None:
+    # Paying by gift card instead of card is the same write: the payment method is never what a write changes.
+    for name in ("retail", "airline", "telecom"):
+        for tool in load_domain(name).tool_specs():
+            paid = {"payment_method_id", "payment_id"} & set(tool.properties)
+            if tool.kind == "write" and paid:
+                assert not paid & set(tool.targets()), tool.name
+                assert tool.targets(), f"{tool.name} names no record"
