@@ -189,7 +189,7 @@ def paired_equal(pinned: Sequence[list[Any]], actual: Sequence[Any]) -> bool:
     return bag_equal([list(row) for row in zip(*pinned, strict=True)], [list(row) for row in zip(*actual, strict=True)])
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=2048)  # pinned texts and recent arguments; bounded: an argument may be 10,000 characters
 def normalise_text(text: str) -> str:
     """The form in which free-text arguments are compared (see the module docstring): NFKC, case folded,
     punctuation as spaces, whitespace collapsed and trimmed."""

@@ -453,8 +453,9 @@ def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
     if slot.sort == "List":
         return _pin_list(slot, value, step, layout, present)
     if slot.sort == "Id" and slot.enum is None:
-        if slot.free_text and isinstance(value, str):  # any interned string equal after normalisation
-            same = [f"(= {slot.var(step)} {number})" for number in layout.text_ids(value)]
+        free = slot.free_text and isinstance(value, str)
+        same = [f"(= {slot.var(step)} {n})" for n in layout.text_ids(value)] if free else []
+        if same:  # any interned string equal after normalisation (the pinned one is interned: never empty)
             return [*present, same[0] if len(same) == 1 else f"(or {' '.join(same)})"]
         return [*present, f"(= {slot.var(step)} {layout.id_of(id_value(value, slot))})"]
     equal = _equals(slot.var(step), slot.sort, slot.enum, value, layout)
