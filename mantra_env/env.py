@@ -52,10 +52,10 @@ class MantraEnv(gym.Env[str, str]):
     unrequested; ``fraction`` the share of the case's obligations met (checks only an action can satisfy) minus
     the share of prohibitions broken (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one
     never pays; each unrequested write counts as one more), floored at 0; ``shaped`` ``fraction`` minus 0.02 per
-    tool error. The no-op agent earns 0 in every mode on a case with an
-    obligation; only a compliant trace earns 1. By default the reward comes at the end (0 on every other step).
-    With ``dense=True`` every step pays the change of the mode's reward of the trace so far (potential-based:
-    the episode's rewards sum to exactly its final reward). A truncated episode is graded on the calls it made.
+    tool error. The no-op agent earns 0 in every mode on a case with an obligation; only a compliant trace earns
+    1. By default the reward comes at the end (0 on every other step). With ``dense=True`` every step pays the
+    change of the mode's reward of the trace so far (potential-based: the episode's rewards sum to exactly its
+    final reward). A truncated episode is graded on the calls it made.
 
     ## Starting State
     The case chosen by ``options={"case": id or index}`` at reset (or the constructor's ``case``); without
@@ -177,9 +177,10 @@ class MantraEnv(gym.Env[str, str]):
             )  # fmt: skip
         self._calls.append(call)
         self._errors += call.error is not None
-        requested = self._requested[self.case.id]
-        if requested is not None and requested.is_unrequested(call):  # judged alone: later calls cannot change it
-            self._unrequested.append(UnrequestedWrite(step=call.step, tool=call.tool, args=call.args))
+        if call.kind == "write" and call.error is None:  # judged alone: later calls cannot change it
+            requested = self._requested[self.case.id]
+            if requested is not None and requested.is_unrequested(call):
+                self._unrequested.append(UnrequestedWrite(step=call.step, tool=call.tool, args=call.args))
         error = call.error
         observation = f'{{"result": {result_text}}}' if error is None else self._error_observation(error)
         if len(self._calls) >= self.max_steps:
@@ -249,9 +250,10 @@ class MantraEnv(gym.Env[str, str]):
         """The combined verdict of ``trace`` (this episode's so far): :func:`mantra_env.grading.grade_case`'s, with
         the unrequested writes judged as each call happened."""
         assert self.case is not None
-        checks = grade(trace, self.case.checks, tools=self._constants.specs).checks
-        graded = self._requested[self.case.id] is not None
-        return Verdict.combined(checks, tuple(self._unrequested) if graded else None)
+        checks = grade(trace, self.case.checks, tools=self._constants.specs)
+        if self._requested[self.case.id] is None:
+            return checks  # not graded for writes
+        return checks.with_writes(tuple(self._unrequested))
 
     def _reward(self, verdict: Verdict) -> float:
         """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""

@@ -48,6 +48,5 @@ def grade_case(trace: Trace, case: Case, tools: Sequence[ToolSpec]) -> Verdict:
 
     ``tools`` are the domain's tool specs (which tools write, and which arguments name a write's record).
     """
-    checks = grade(trace, case.checks, tools=tools)
     writes = unrequested_writes(trace, case.checks, case.oracle_plan, tools)
-    return Verdict.combined(checks.checks, writes)
+    return grade(trace, case.checks, tools=tools).with_writes(writes)

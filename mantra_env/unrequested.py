@@ -45,9 +45,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from mantra_env.case import CaseCheck, PlannedCall
-from mantra_env.checks import Call, Check
-from mantra_env.checks.matching import match_all
-from mantra_env.checks.semantics import CallLike
+from mantra_env.checks import Call, Check, args_match
 from mantra_env.tools import ToolSpec, argument_rules, with_list_order
 from mantra_env.trace import ToolCall, Trace
 
@@ -65,13 +63,12 @@ class UnrequestedWrite(BaseModel):
 class RequestedWrites:
     """The writes a case asks for, compiled once per case: the check atoms and plan targets a write may match."""
 
-    __slots__ = ("_atoms", "_rules", "_writes")
+    __slots__ = ("_by_tool", "_rules")
 
     def __init__(
         self, checks: Sequence[CaseCheck | Check], oracle_plan: Sequence[PlannedCall], tools: Sequence[ToolSpec]
     ) -> None:
         writes = {spec.name: spec for spec in tools if spec.kind == "write"}
-        self._writes = frozenset(writes)
         self._rules = argument_rules(tools)  # the grader's matching: schema defaults, free text
         atoms: dict[str, Call] = {}
         targets: dict[str, tuple[str, ...]] = {}
@@ -90,29 +87,26 @@ class RequestedWrites:
                 named = targets.get(atom.tool)  # None: the plan writes nothing with this tool
                 if named is None or all(name in atom.args for name in named):
                     atoms[atom.match_key] = atom  # as the grader matches it
-        self._atoms = tuple(atoms.values())
+        # Per write tool, the atoms a write of it may match (none: every accepted write of it is unrequested).
+        self._by_tool: dict[str, tuple[Call, ...]] = {name: () for name in writes}
+        for atom in atoms.values():
+            self._by_tool[atom.tool] += (atom,)
 
     def unrequested(self, calls: Sequence[ToolCall]) -> tuple[UnrequestedWrite, ...]:
         """The unrequested writes among ``calls`` (steps as numbered in ``calls``)."""
-        accepted = [call for call in calls if call.error is None and call.tool in self._writes]
-        if not accepted:
-            return ()
-        allowed = self._allowed(accepted)
         return tuple(
             UnrequestedWrite(step=call.step, tool=call.tool, args=call.args)
-            for position, call in enumerate(accepted)
-            if position not in allowed
+            for call in calls
+            if self.is_unrequested(call)
         )
 
     def is_unrequested(self, call: ToolCall) -> bool:
         """Whether one call is an unrequested write (the rule depends on the call alone)."""
-        return call.error is None and call.tool in self._writes and not self._allowed([call])
-
-    def _allowed(self, calls: Sequence[CallLike]) -> set[int]:
-        """Positions in ``calls`` matching some atom a write may match."""
-        if not self._atoms:
-            return set()
-        return {position for steps in match_all(self._atoms, calls, self._rules).values() for position in steps}
+        atoms = self._by_tool.get(call.tool)
+        if atoms is None or call.error is not None:
+            return False
+        arguments, rules = call.args, self._rules.of(call.tool)
+        return not any(args_match(atom.args, arguments, atom.ordered, rules) for atom in atoms)
 
 
 def _paired_as_schema_says(atom: Call, specs: Mapping[str, ToolSpec]) -> Call:

@@ -68,6 +68,11 @@ class Verdict:
         checks_passed = all(verdict.evidence.passed for verdict in checks)
         return cls(checks_passed and not unrequested_writes, checks, checks_passed, unrequested_writes)
 
+    def with_writes(self, unrequested_writes: tuple[UnrequestedWrite, ...] | None) -> Verdict:
+        """This verdict's checks with ``unrequested_writes`` (None: not graded for writes)."""
+        passed = self.checks_passed and not unrequested_writes
+        return Verdict(passed, self.checks, self.checks_passed, unrequested_writes)
+
     @property
     def graded_for_writes(self) -> bool:
         return self.unrequested_writes is not None

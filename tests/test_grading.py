@@ -11,7 +11,8 @@ from mantra_env.checks import Check, normalise_text, parse_check
 from mantra_env.grading import grade
 from mantra_env.smt.pinned import evaluate_checks
 from mantra_env.toolkit import FREE_TEXT, Toolkit, tool
-from mantra_env.trace import Trace
+from mantra_env.trace import ToolCall, Trace
+from mantra_env.unrequested import RequestedWrites
 
 
 class ShopToolkit(Toolkit):
@@ -111,3 +112,14 @@ def test_an_identifier_in_another_case_does_not_match() -> None:
 def test_normalise_text(text: str, normal: str) -> None:
     assert normalise_text(text) == normal
     assert normalise_text(normal) == normal  # idempotent
+
+
+def test_the_unrequested_write_rule_matches_as_the_grader_does() -> None:
+    """A write the checks ask for, written with the address another way or its default omitted, is requested."""
+    checks: list[Check] = [parse_check(f'CALL ship_order(address="{ADDRESS}", speed="standard")')]
+    requested = RequestedWrites(checks, [], TOOLS)
+    same_in_other_words = ToolCall(step=0, tool="ship_order", args={"order_id": "OR-17", "address": ADDRESS.upper()})
+    assert grade(Trace(calls=(same_in_other_words,)), checks, tools=TOOLS).passed
+    assert not requested.is_unrequested(same_in_other_words)
+    elsewhere = same_in_other_words.model_copy(update={"args": {"order_id": "OR-17", "address": "Acme Corp, USA"}})
+    assert requested.is_unrequested(elsewhere)
