@@ -264,7 +264,7 @@ class MantraEnv(gym.Env[str, str]):
         """The combined verdict of ``trace`` (this episode's so far): :func:`mantra_env.grading.grade_case`'s, with
         the unrequested writes judged as each call happened."""
         assert self.case is not None
-        checks = grade(trace, self.case.checks)
+        checks = grade(trace, self.case.checks, tools=self._constants.specs)
         if self._requested[self.case.id] is None:
             return checks  # not graded for writes
         return checks.with_writes(tuple(self._unrequested))

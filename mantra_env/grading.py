@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Check, evaluate
+from mantra_env.checks.semantics import NO_RULES
 from mantra_env.errors import GradingError
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, argument_rules
 from mantra_env.trace import Trace
 from mantra_env.unrequested import unrequested_writes
 from mantra_env.verdict import CheckVerdict, Verdict
@@ -17,10 +18,13 @@ GRADER_VERSION: int = 2
 2 = :func:`grade_case`, the checks and no unrequested write (:mod:`mantra_env.unrequested`)."""
 
 
-def grade(trace: Trace, checks: Sequence[CaseCheck | Check]) -> Verdict:
+def grade(trace: Trace, checks: Sequence[CaseCheck | Check], *, tools: Sequence[ToolSpec] | None = None) -> Verdict:
     """Grade ``trace`` against ``checks``; the case passes iff every check passes.
 
-    ``checks`` may be a case's :class:`CaseCheck` entries or bare checks (ids ``c0``, ``c1``, ...).
+    ``checks`` may be a case's :class:`CaseCheck` entries or bare checks (ids ``c0``, ``c1``, ...). ``tools``:
+    the domain's tool specs, whose schema defaults and free-text marks argument matching honours (see
+    :mod:`mantra_env.checks.semantics`); without them a pinned argument the call omits never matches and
+    strings compare exactly.
 
     Raises:
         GradingError: if ``checks`` is empty (a case with no checks cannot pass or fail).
@@ -31,7 +35,8 @@ def grade(trace: Trace, checks: Sequence[CaseCheck | Check]) -> Verdict:
         (entry.id, entry.check) if isinstance(entry, CaseCheck) else (f"c{position}", entry)
         for position, entry in enumerate(checks)
     ]
-    index = trace.index([atom for _, check in entries for atom in check.atoms])
+    rules = argument_rules(tools) if tools is not None else NO_RULES
+    index = trace.index([atom for _, check in entries for atom in check.atoms], rules)
     verdicts = [CheckVerdict(check_id, check.text, evaluate(check, index)) for check_id, check in entries]
     passed = all(v.evidence.passed for v in verdicts)
     return Verdict(passed, tuple(verdicts), passed)
@@ -44,4 +49,4 @@ def grade_case(trace: Trace, case: Case, tools: Sequence[ToolSpec]) -> Verdict:
     ``tools`` are the domain's tool specs (which tools write, and which arguments name a write's record).
     """
     writes = unrequested_writes(trace, case.checks, case.oracle_plan, tools)
-    return grade(trace, case.checks).with_writes(writes)
+    return grade(trace, case.checks, tools=tools).with_writes(writes)

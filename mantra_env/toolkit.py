@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from mantra_env.errors import MantraError, error_path
 from mantra_env.limits import MAX_STRING_CHARS, bounded, json_problem
-from mantra_env.tools import ORDERED_KEY, TARGET_KEY, ToolSpec
+from mantra_env.tools import FREE_TEXT_KEY, ORDERED_KEY, TARGET_KEY, ToolSpec
 from mantra_env.trace import ToolError, ToolKind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,6 +58,11 @@ def tool(*, kind: ToolKind) -> Callable[[F], F]:
 # ORDERED lists (``item_ids``): checks compare them together, up to one common permutation of their rows; every
 # other list parameter is matched up to permutation on its own.
 ORDERED = Field(json_schema_extra={ORDERED_KEY: True})
+
+# ``address: Annotated[str, FREE_TEXT]``: a string the tool stores or compares leniently (an address, a reason, a
+# note): checks compare it after normalisation (case, spacing, punctuation, Unicode forms). Lookup keys, ids,
+# emails, codes and enums stay unmarked: they compare exactly.
+FREE_TEXT = Field(json_schema_extra={FREE_TEXT_KEY: True})
 
 # ``payment_method_id: Annotated[str, NOT_TARGET]``: an ``*_id`` parameter that does not name the record a write
 # acts on (it pays for it); ``TARGET`` marks one that does without the ``*_id`` name. A write matching no check is

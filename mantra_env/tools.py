@@ -7,22 +7,27 @@ written by hand. ``parameters`` is a JSON Schema object: ``{"type": "object", "p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from mantra_env.checks.ast import Call, Check, NoCall, map_atoms
+from mantra_env.checks.ast import Call, Check, NoCall, canonical_value, map_atoms
+from mantra_env.checks.semantics import ArgRules, ToolArgRules
 from mantra_env.errors import did_you_mean
 from mantra_env.trace import ToolKind
 
 # The JSON-schema key marking a list parameter whose order matters (the one source of truth for argument matching).
 ORDERED_KEY = "x-ordered"
+# The JSON-schema key marking a string parameter as free text (an address, a reason, a note): checks compare it
+# after normalisation (:func:`mantra_env.checks.semantics.normalise_text`); every other string compares exactly.
+FREE_TEXT_KEY = "x-free-text"
 # The JSON-schema key marking whether a write's parameter names the record the write acts on (its *target*); see
 # :meth:`ToolSpec.targets`. Without it, a parameter named ``id`` or ``*_id`` is a target.
 TARGET_KEY = "x-target"
-_SCHEMA_MARKS = (ORDERED_KEY, TARGET_KEY)  # mantra's own keys, not sent to providers
+_SCHEMA_MARKS = (ORDERED_KEY, FREE_TEXT_KEY, TARGET_KEY)  # mantra's own keys, not sent to providers
 _NO_PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {},
@@ -73,6 +78,21 @@ class ToolSpec(BaseModel):
         schema = self.param_schema(name)
         return schema is not None and schema.get("type") == "array" and schema.get(ORDERED_KEY) is True
 
+    def free_text(self, name: str) -> bool:
+        """Whether string parameter ``name`` is free text (schema key ``"x-free-text": true``): checks compare it
+        after normalisation (see :mod:`mantra_env.checks.semantics`)."""
+        schema = self.param_schema(name)
+        return schema is not None and _allows_string(schema) and schema.get(FREE_TEXT_KEY) is True
+
+    def defaults(self) -> dict[str, Any]:
+        """The schema default of each optional parameter that has one (what the tool uses when a call omits it)."""
+        required = set(self.required)
+        return {
+            name: schema["default"]
+            for name, schema in self.properties.items()
+            if isinstance(schema, dict) and "default" in schema and name not in required
+        }
+
     def targets(self) -> tuple[str, ...]:
         """The parameters that name the record a call of this tool acts on (an order, a line, a request), in
         schema order: those marked ``"x-target": true``, and, by default, those named ``id`` or ending in
@@ -100,6 +120,54 @@ class ToolSpec(BaseModel):
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": parameters},
         }
+
+
+def _allows_string(schema: Mapping[str, Any]) -> bool:
+    """Whether a parameter schema admits a string (``"type": "string"``, or an ``anyOf`` option that does)."""
+    if schema.get("type") == "string" and "enum" not in schema:
+        return True
+    options = schema.get("anyOf")
+    return isinstance(options, list) and any(isinstance(o, dict) and _allows_string(o) for o in options)
+
+
+_RULES_MEMO: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], ArgRules]] = {}
+_LAST_RULES: list[Any] = [None, None]  # the last tuple of specs asked for (kept alive) and its rules
+
+
+def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
+    """What the tool schemas add to argument matching (schema defaults, free-text parameters), as the grader
+    and every other matcher read it. Memoised per set of spec objects (the env grades after every step, with its
+    domain's one tuple of specs: answered by identity)."""
+    if specs is _LAST_RULES[0]:
+        return _LAST_RULES[1]  # type: ignore[no-any-return]
+    given = tuple(specs)
+    memo_key = tuple(id(spec) for spec in given)
+    found = _RULES_MEMO.get(memo_key)
+    if found is None:
+        if len(_RULES_MEMO) >= 256:
+            _RULES_MEMO.clear()
+        found = _RULES_MEMO[memo_key] = (given, _build_rules(given))  # the specs kept alive: their ids stay theirs
+    if isinstance(specs, tuple):
+        _LAST_RULES[:] = [specs, found[1]]
+    return found[1]
+
+
+def _build_rules(specs: Sequence[ToolSpec]) -> ArgRules:
+    tools: dict[str, ToolArgRules] = {}
+    key: list[tuple[str, str, str]] = []
+    for spec in specs:
+        defaults: dict[str, Any] = {}
+        for name, value in spec.defaults().items():
+            try:
+                defaults[name] = canonical_value(value)
+            except (ValueError, TypeError):  # not a JSON value: an omitted argument matches no pin
+                continue
+            key.append((spec.name, name, "default:" + json.dumps(defaults[name], sort_keys=True)))
+        free_text = frozenset(name for name in spec.properties if spec.free_text(name))
+        key.extend((spec.name, name, "free-text") for name in sorted(free_text))
+        if defaults or free_text:
+            tools[spec.name] = ToolArgRules(MappingProxyType(defaults), free_text)
+    return ArgRules(MappingProxyType(tools), tuple(sorted(key)))
 
 
 def fits_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any] = MappingProxyType({})) -> bool:

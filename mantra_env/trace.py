@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from mantra_env.checks.ast import Call, NoCall
-from mantra_env.checks.semantics import TraceIndex
+from mantra_env.checks.semantics import NO_RULES, ArgRules, TraceIndex
 
 ToolKind = Literal["read", "write"]
 
@@ -67,9 +67,10 @@ class Trace(BaseModel):
             final_answer=final_answer,
         )
 
-    def index(self, atoms: Sequence[Call | NoCall] = ()) -> TraceIndex:
-        """The index the check semantics evaluates on; ``atoms`` are matched up front in one pass."""
-        return TraceIndex(self.calls, atoms)
+    def index(self, atoms: Sequence[Call | NoCall] = (), rules: ArgRules = NO_RULES) -> TraceIndex:
+        """The index the check semantics evaluates on; ``atoms`` are matched up front in one pass; ``rules``:
+        what the tool schemas add to matching."""
+        return TraceIndex(self.calls, atoms, rules)
 
     def __len__(self) -> int:
         return len(self.calls)

@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from mantra_env.case import CaseCheck, PlannedCall
 from mantra_env.checks import Call, Check, args_match
-from mantra_env.tools import ToolSpec, with_list_order
+from mantra_env.tools import ToolSpec, argument_rules, with_list_order
 from mantra_env.trace import ToolCall, Trace
 
 
@@ -63,12 +63,13 @@ class UnrequestedWrite(BaseModel):
 class RequestedWrites:
     """The writes a case asks for, compiled once per case: the check atoms and plan targets a write may match."""
 
-    __slots__ = ("_by_tool",)
+    __slots__ = ("_by_tool", "_rules")
 
     def __init__(
         self, checks: Sequence[CaseCheck | Check], oracle_plan: Sequence[PlannedCall], tools: Sequence[ToolSpec]
     ) -> None:
         writes = {spec.name: spec for spec in tools if spec.kind == "write"}
+        self._rules = argument_rules(tools)  # the grader's matching: schema defaults, free text
         atoms: dict[str, Call] = {}
         targets: dict[str, tuple[str, ...]] = {}
         for planned in oracle_plan:
@@ -104,8 +105,8 @@ class RequestedWrites:
         atoms = self._by_tool.get(call.tool)
         if atoms is None or call.error is not None:
             return False
-        arguments = call.args
-        return not any(args_match(atom.args, arguments, atom.ordered) for atom in atoms)
+        arguments, rules = call.args, self._rules.of(call.tool)
+        return not any(args_match(atom.args, arguments, atom.ordered, rules) for atom in atoms)
 
 
 def _paired_as_schema_says(atom: Call, specs: Mapping[str, ToolSpec]) -> Call:

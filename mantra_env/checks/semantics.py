@@ -12,7 +12,8 @@ Matching
     atom iff the step calls tool ``t`` (exact name) and, for every pinned pair ``(p, v)`` in ``a``, the call
     has an argument ``p`` whose value equals ``v`` after JSON-type canonicalisation:
 
-    * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides;
+    * strings are compared exactly (case-sensitive) after trimming surrounding whitespace on both sides (free
+      text, below, after normalisation);
     * numbers are compared by numeric value, so ``2150 == 2150.0``; booleans are not numbers
       (``true != 1``) and ``null`` equals only ``null``;
     * a pinned list argument matches a list that is a permutation of it (the same elements, each as often:
@@ -31,8 +32,25 @@ Matching
       keys, equal values);
     * values of different JSON types never match (``"1" != 1``).
 
+    Two rules come from the tool schemas (``grade(..., tools=...)``; :func:`mantra_env.tools.argument_rules`
+    reads them into :class:`ArgRules`, the one table every matcher uses). Without the schemas (``tools=None``)
+    neither applies:
+
+    * *defaults*: a call that omits an optional argument whose schema has a ``default`` is compared as if it
+      had passed that default (the tool's own behaviour, and what the Z3 encoding assumes), so an omitted
+      ``mode`` whose default is ``"standard"`` matches ``mode="standard"`` and not ``mode="express"``;
+    * *free text*: a string parameter marked ``"x-free-text": true`` (addresses, reasons, notes: text the tool
+      stores or compares leniently; never ids, emails, codes or enums) matches when both values are strings
+      equal after :func:`normalise_text`: Unicode NFKC, case folded, every punctuation character (Unicode
+      category ``P*``) a space, runs of whitespace one space, trimmed. ``"12 Main St., Apt 4"`` matches
+      ``"12 main st apt 4"``; ``"4.5"`` does not match ``"45"`` (punctuation separates, it never joins); a
+      missing component (a country, a company line) is still a different value; symbols (``$``, ``+``) and
+      letters with accents (``é`` is not ``e``) stay. Only matching normalises: pinned text is stored and
+      replayed exactly, and world-model equalities stay exact.
+
     Arguments that are not pinned are wildcards; an empty map matches every call to ``t``. A pinned argument
-    that the call omits does not match. Let ``M(X)`` be the set of steps matching atom ``X``.
+    that the call omits does not match, unless its schema default does. Let ``M(X)`` be the set of steps
+    matching atom ``X``.
 
 Operators (``A``, ``B`` atoms unless stated; "anchor" is always a CALL atom)
     ``CALL A``            holds iff ``M(A)`` is non-empty.
@@ -87,10 +105,13 @@ Evidence
 
 from __future__ import annotations
 
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from mantra_env.checks.ast import After, Before, Call, Check, Follows, NoCall, Or, Precedes
@@ -168,16 +189,91 @@ def paired_equal(pinned: Sequence[list[Any]], actual: Sequence[Any]) -> bool:
     return bag_equal([list(row) for row in zip(*pinned, strict=True)], [list(row) for row in zip(*actual, strict=True)])
 
 
-def args_match(pinned: Mapping[str, Any], actual: Mapping[str, Any], ordered: Collection[str] = ()) -> bool:
+@lru_cache(maxsize=2048)  # pinned texts and recent arguments; bounded: an argument may be 10,000 characters
+def normalise_text(text: str) -> str:
+    """The form in which free-text arguments are compared (see the module docstring): NFKC, case folded,
+    punctuation as spaces, whitespace collapsed and trimmed."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    spaced = "".join(" " if unicodedata.category(char)[0] == "P" else char for char in folded)
+    return " ".join(spaced.split())
+
+
+def text_equal(pinned: Any, actual: Any) -> bool:
+    """Whether a value pinned on a free-text parameter matches ``actual``: strings equal after
+    :func:`normalise_text`; any other value as :func:`arg_equal` compares it."""
+    if type(pinned) is str:
+        return type(actual) is str and (actual == pinned or normalise_text(actual) == normalise_text(pinned))
+    return arg_equal(pinned, actual)
+
+
+@dataclass(frozen=True)
+class ToolArgRules:
+    """What one tool's schema adds to argument matching."""
+
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """The canonical schema default of each optional parameter that has one (an omitted argument is it)."""
+    free_text: frozenset[str] = frozenset()
+    """The string parameters matched after :func:`normalise_text`."""
+
+
+NO_TOOL_RULES = ToolArgRules()
+
+
+_RULE_TOKENS: dict[tuple[tuple[str, str, str], ...], int] = {}
+
+
+@dataclass(frozen=True)
+class ArgRules:
+    """What the tool schemas add to argument matching, per tool (see "Matching" in the module docstring):
+    built from tool specs by :func:`mantra_env.tools.argument_rules`, read by every matcher (the grader's
+    compiled and lazy paths, :func:`call_matches`, the Z3 layout reads the same schema marks)."""
+
+    tools: Mapping[str, ToolArgRules] = field(default_factory=lambda: MappingProxyType({}))
+    key: tuple[tuple[str, str, str], ...] = ()
+    """A hashable summary of the rules (tool, parameter, ``default:<json>`` or ``free-text``): equal rules,
+    equal keys."""
+    token: int = field(init=False, compare=False)
+    """A small number per distinct ``key`` (compiled matchers are cached by it: cheaper to hash per grade)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token", _RULE_TOKENS.setdefault(self.key, len(_RULE_TOKENS)))
+
+    def of(self, tool: str) -> ToolArgRules:
+        """The rules of ``tool`` (none for a tool the schemas do not know)."""
+        return self.tools.get(tool, NO_TOOL_RULES)
+
+
+NO_RULES = ArgRules()
+"""No schema: a pinned argument the call omits never matches, strings compare exactly (trimmed)."""
+
+
+def args_match(
+    pinned: Mapping[str, Any],
+    actual: Mapping[str, Any],
+    ordered: Collection[str] = (),
+    rules: ToolArgRules = NO_TOOL_RULES,
+) -> bool:
     """Whether a call's arguments ``actual`` match the partial map ``pinned`` (the lists named in ``ordered``
-    are paired: compared together up to one common permutation; other top-level lists up to permutation)."""
+    are paired: compared together up to one common permutation; other top-level lists up to permutation;
+    ``rules``: the tool's schema defaults and free-text parameters)."""
+    defaults = rules.defaults
     for name, value in pinned.items():
         if name in ordered:
             continue
-        got = actual.get(name, _MISSING)
-        if got is _MISSING or not arg_equal(value, got):
+        got = actual.get(name, defaults.get(name, _MISSING))
+        if got is _MISSING:
             return False
-    return not ordered or paired_equal([pinned[name] for name in ordered], [actual.get(name) for name in ordered])
+        if not (text_equal(value, got) if name in rules.free_text else arg_equal(value, got)):
+            return False
+    return not ordered or paired_equal(
+        [pinned[name] for name in ordered], [actual.get(name, defaults.get(name)) for name in ordered]
+    )
+
+
+def call_matches(atom: Call | NoCall, call: CallLike, rules: ArgRules = NO_RULES) -> bool:
+    """Whether one call matches an atom: the same tool and every pinned argument (the one definition the
+    grader and the unrequested-write rule share)."""
+    return call.tool == atom.tool and args_match(atom.args, call.args, atom.ordered, rules.of(atom.tool))
 
 
 class CallLike(Protocol):
@@ -190,8 +286,12 @@ class CallLike(Protocol):
     def args(self) -> Mapping[str, Any]: ...
 
 
-def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any], ordered: tuple[str, ...]) -> bool:
+def _scan(
+    pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any], ordered: tuple[str, ...], rules: ToolArgRules
+) -> bool:
     """Whether ``args`` match the pinned pairs (``args_match``, with the common scalar cases inlined)."""
+    if rules is not NO_TOOL_RULES:
+        return args_match(dict(pinned), args, ordered, rules)
     for name, value in pinned:
         got = args.get(name, _MISSING)
         kind = type(value)
@@ -213,26 +313,33 @@ def _scan(pinned: tuple[tuple[str, Any], ...], args: Mapping[str, Any], ordered:
 
 class TraceIndex:
     """The steps matching each atom of a trace, computed lazily per atom and memoised (atoms recur across the
-    checks of a case). ``atoms`` may name atoms to match in one pass over the trace up front."""
+    checks of a case). ``atoms`` may name atoms to match in one pass over the trace up front; ``rules``: what
+    the tool schemas add to matching (defaults, free text)."""
 
-    __slots__ = ("_calls", "_memo", "length")
+    __slots__ = ("_calls", "_memo", "_rules", "length")
 
-    def __init__(self, calls: Sequence[CallLike], atoms: Sequence[Call | NoCall] = ()) -> None:
+    def __init__(
+        self, calls: Sequence[CallLike], atoms: Sequence[Call | NoCall] = (), rules: ArgRules = NO_RULES
+    ) -> None:
         self._calls = calls
+        self._rules = rules
         self.length = len(calls)
         self._memo: dict[str, tuple[int, ...]] = {}
         if atoms:
             from mantra_env.checks.matching import match_all  # matching.py imports this module
 
-            self._memo = match_all(atoms, calls)
+            self._memo = match_all(atoms, calls, rules)
 
     def matches(self, atom: Call | NoCall) -> tuple[int, ...]:
         """Steps matching ``atom``, ascending."""
         cached = self._memo.get(atom.match_key)
         if cached is None:
             tool, pinned, ordered = atom.tool, atom.pinned, atom.ordered
+            rules = self._rules.of(tool)
             cached = tuple(
-                step for step, call in enumerate(self._calls) if call.tool == tool and _scan(pinned, call.args, ordered)
+                step
+                for step, call in enumerate(self._calls)
+                if call.tool == tool and _scan(pinned, call.args, ordered, rules)
             )
             self._memo[atom.match_key] = cached
         return cached

@@ -74,6 +74,7 @@ class Encoding:
             also holds variables the world model does not track).
         extra_tools: tools to index even if neither the model nor the checks mention them (trace pinning).
         list_bound: element slots per list argument (default: see :mod:`mantra_env.smt.layout`).
+        extra_values: strings to intern besides those the inputs name (a pinned trace's free-text arguments).
         semantics: ``"paper"`` (postconditions of every call) or ``"refusal"`` (a call whose precondition
             fails is refused and leaves the state unchanged).
     """
@@ -87,6 +88,7 @@ class Encoding:
         extra_tools: Iterable[str] = (),
         semantics: Semantics = "paper",
         list_bound: int | None = None,
+        extra_values: Iterable[Any] = (),
     ) -> None:
         if bound < 1:
             raise EncodingError(f"the trace bound must be at least 1, not {bound}")
@@ -99,7 +101,8 @@ class Encoding:
         self.bound = bound
         self.initial: dict[str, Any] = dict(initial or {})
         try:
-            self.layout = Layout(checked, self.checks, checked.tools, extra_tools, (initial or {}).values(), list_bound)
+            values = [*(initial or {}).values(), *extra_values]
+            self.layout = Layout(checked, self.checks, checked.tools, extra_tools, values, list_bound)
         except CheckValueError as error:
             raise EncodingError(str(error)) from None
         # LISTS_FIT: every list argument has at most list_bound elements. Queries assume it; a query unsat with
@@ -167,8 +170,9 @@ class Encoding:
         for tool, slots in self.layout.slots.items():
             called = f"(= t_{{i}} {self.layout.index[tool]})"
             for slot in slots.values():
-                if slot.has_default:  # an omitted argument is the tool's default
-                    value = _conj(_pin(dataclasses.replace(slot, optional=False), slot.default, "{i}", self.layout))
+                if slot.has_default:  # an omitted argument is the tool's default (exactly: not normalised)
+                    exact = dataclasses.replace(slot, optional=False, free_text=False)
+                    value = _conj(_pin(exact, slot.default, "{i}", self.layout))
                     per_step.append(f"(assert (=> (and {called} (not {slot.flag('{i}')})) {value}))")
                 elif slot.bound and slot.optional:  # the model reads it, so a call in the model supplies it
                     per_step.append(f"(assert (=> {called} {slot.flag('{i}')}))")
@@ -436,13 +440,23 @@ this table to the same node types as the grader's evaluators, and the agreement 
 meaning)."""
 
 
+def _present(slot: Slot, step: int | str) -> list[str]:
+    """What a pin needs of the argument's presence: an optional argument must be passed, unless it has a schema
+    default (an omitted argument is the default, asserted per step, and the pin compares that)."""
+    return [slot.flag(step)] if slot.optional and not slot.has_default else []
+
+
 def _pin(slot: Slot, value: Any, step: int | str, layout: Layout) -> list[str]:
     """Conjuncts saying that the argument in ``slot`` at ``step`` is present and equals ``value`` (a list:
     position by position if ``slot.ordered``, else up to permutation, as the grader matches)."""
-    present = [slot.flag(step)] if slot.optional else []
+    present = _present(slot, step)
     if slot.sort == "List":
         return _pin_list(slot, value, step, layout, present)
     if slot.sort == "Id" and slot.enum is None:
+        free = slot.free_text and isinstance(value, str)
+        same = [f"(= {slot.var(step)} {n})" for n in layout.text_ids(value)] if free else []
+        if same:  # any interned string equal after normalisation (the pinned one is interned: never empty)
+            return [*present, same[0] if len(same) == 1 else f"(or {' '.join(same)})"]
         return [*present, f"(= {slot.var(step)} {layout.id_of(id_value(value, slot))})"]
     equal = _equals(slot.var(step), slot.sort, slot.enum, value, layout)
     return ["false"] if equal == "false" else [*present, equal]
@@ -514,7 +528,7 @@ def _pin_paired(paired: list[tuple[Slot, Any]], step: int | str, layout: Layout)
         if slot.sort != "List" or not isinstance(value, list):
             return ["false"]  # a layout error elsewhere; a non-list value never matches a paired list
         _fits(slot, value)
-        conjuncts += [slot.flag(step)] if slot.optional else []
+        conjuncts += _present(slot, step)
         conjuncts.append(f"(= {slot.var(step)} {len(value)})")
     if len({len(value) for _, value in paired}) > 1:
         conjuncts += [

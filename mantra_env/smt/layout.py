@@ -22,7 +22,13 @@ Decisions (each measured against the straightforward encoding, see ``benchmarks/
   list parameter only checks pin stays one ``Id`` value: its canonical JSON, with the elements sorted when
   the atoms compare it up to permutation, so that interned equality is the grader's list matching.
 * A parameter that is not required by the tool schema (or whose tool has no schema) has a presence flag, so
-  that a pinned argument the call omits does not match, as in the grader.
+  that a pinned argument the call omits does not match, as in the grader; one with a schema default takes the
+  default when omitted (the grader compares the default too).
+* **Free text.** A string parameter the tool schema marks ``"x-free-text": true`` keeps its exact interned
+  value (world-model equalities stay exact; a witness replays the pinned text as written), and a pin on it is
+  the disjunction of the interned strings equal to the pinned one after
+  :func:`~mantra_env.checks.semantics.normalise_text` (:meth:`Layout.text_ids`): the grader's normalised
+  matching. Traces pinned to the formula (``pinned.py``) intern their free-text values, so each is in the table.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 
 from mantra_env.checks import Check, atoms, tools_mentioned
 from mantra_env.checks.ast import canonical_value
+from mantra_env.checks.semantics import normalise_text
 from mantra_env.errors import CheckValueError
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
@@ -84,6 +91,7 @@ class Slot:
     has_default: bool = False  # an omitted optional argument takes the schema's default (the tool's behaviour)
     default: Any = None
     bound: bool = False  # the world model reads it (then a call must supply it, or have a default)
+    free_text: bool = False  # a string pins compare after normalise_text (an Id slot of an x-free-text parameter)
     ordered: bool = False  # a list the checks pair with others (compared row by row; else up to permutation)
     columns: tuple[Column, ...] = ()
     width: int = 0  # a list slot's element slots per column (the list bound)
@@ -208,6 +216,7 @@ class Layout:
                     has_default="default" in schema and name not in required,
                     default=schema.get("default"),
                     bound=name in bound_params.get(tool, set()),
+                    free_text=sort == "Id" and enum is None and spec is not None and spec.free_text(name),
                     ordered=order.get((tool, name), False),
                     columns=columns,
                     width=self.list_bound if sort == "List" else 0,
@@ -259,6 +268,10 @@ class Layout:
             keys.update(_string_keys(value))
         self.interned: dict[str, int] = {key: n for n, key in enumerate(sorted(keys))}
         self.by_id = {n: key for key, n in self.interned.items()}
+        self._texts: dict[str, list[int]] = {}  # normalised text -> the interned strings that normalise to it
+        for key, n in self.interned.items():
+            if key.startswith('"'):
+                self._texts.setdefault(normalise_text(json.loads(key)), []).append(n)
 
     def _columns(self, element: DslType, used: dict[str, int]) -> tuple[Column, ...]:
         """Allocate ``list_bound`` element slots per column of a list's element type."""
@@ -283,6 +296,10 @@ class Layout:
         key = value_key(value)
         assert key is not None, "checks, literals and schema defaults are JSON values"
         return self.interned[key]
+
+    def text_ids(self, text: str) -> tuple[int, ...]:
+        """The interned strings equal to ``text`` after normalisation (what a free-text pin of it matches)."""
+        return tuple(self._texts.get(normalise_text(text), ()))
 
     def leaves_of(self, var: str, prefix: tuple[str, ...] = ()) -> list[int]:
         """Leaf indices of ``var`` (under the record path ``prefix``), in declaration order."""

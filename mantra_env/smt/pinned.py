@@ -36,10 +36,20 @@ def evaluate_checks(
     """
     checked = model if isinstance(model, CheckedModel) else check_model(model or WorldModel(), tools)
     longest = max((len(v) for call in calls for v in call.args.values() if isinstance(v, list)), default=0)
-    encoding = Encoding(checked, checks, max(1, len(calls)), extra_tools={call.tool for call in calls})
+    specs = checked.tools or {}
+    # Free-text values are interned, so that a pin matches each one equal to it after normalisation.
+    texts = [
+        value
+        for call in calls
+        if call.tool in specs
+        for name, value in call.args.items()
+        if isinstance(value, str) and specs[call.tool].free_text(name)
+    ]
+    extra_tools = {call.tool for call in calls}
+    encoding = Encoding(checked, checks, max(1, len(calls)), extra_tools=extra_tools, extra_values=texts)
     if encoding.layout.list_bound < longest:  # room for every list the trace holds
         encoding = Encoding(
-            checked, checks, max(1, len(calls)), extra_tools={call.tool for call in calls}, list_bound=longest
+            checked, checks, max(1, len(calls)), extra_tools=extra_tools, list_bound=longest, extra_values=texts
         )
     ctx = z3.Context()
     solver = z3.Solver(ctx=ctx)

@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from graders import grade
@@ -26,9 +26,11 @@ from mantra_env.checks import (
     parse_check,
     values_equal,
 )
+from mantra_env.checks.semantics import call_matches
+from mantra_env.tools import FREE_TEXT_KEY, ToolSpec, argument_rules
 from mantra_env.trace import Trace
 
-from .strategies import atoms, call_atoms, checks, json_values, traces
+from .strategies import ARG_NAMES, atoms, call_atoms, checks, json_values, traces
 
 settings.register_profile("mantra", max_examples=300, deadline=None)
 settings.load_profile("mantra")
@@ -183,6 +185,59 @@ def test_compiled_one_pass_matching_agrees_with_lazy_matching(atom_list: list[Ca
     compiled, lazy = trace.index(atom_list), trace.index()
     for atom in atom_list:
         assert compiled.matches(atom) == lazy.matches(atom)
+
+
+# Schema rules over the strategies' alphabet: `item` is free text on two tools, `qty` and `flag` (paired when
+# both are pinned lists) have defaults, so omitted arguments and normalised strings meet every code path.
+_RULE_TOOLS = [
+    ToolSpec(
+        name=name,
+        kind="write",
+        parameters={
+            "type": "object",
+            "properties": {
+                "item": {"type": "string", FREE_TEXT_KEY: True},
+                "qty": {"default": qty_default},
+                "flag": {"default": flag_default},
+            },
+            "required": [],
+        },
+    )
+    for name, qty_default, flag_default in (("check_inventory", 1, ["a"]), ("assign_picker", ["b", "a"], None))
+]
+RULES = argument_rules(_RULE_TOOLS)
+_texts = st.sampled_from(["12 Main St., Apt 4", "12 main st apt 4", "12 Main St", "A.", "a", "Ａ", "4.5", "45"])
+_rule_args = st.dictionaries(
+    st.sampled_from(ARG_NAMES),
+    st.one_of(_texts, st.sampled_from([1, None, ["a"], ["b", "a"], ["x", "y"]]), json_values),
+    max_size=2,
+)
+_rule_tools = st.sampled_from([spec.name for spec in _RULE_TOOLS] + ["create_po"])
+_rule_atoms = st.tuples(_rule_tools, _rule_args, st.booleans()).map(
+    lambda p: (Call if p[2] else NoCall)(tool=p[0], args=p[1], ordered=_rule_ordered(p[1]))
+)
+
+
+def _rule_ordered(args: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(name for name in ("flag", "qty") if isinstance(args.get(name), list))
+
+
+@settings(max_examples=500)
+@given(st.lists(_rule_atoms, min_size=1, max_size=6), st.lists(st.tuples(_rule_tools, _rule_args), max_size=6))
+@example([Call(tool="check_inventory", args={"item": "A."})], [("check_inventory", {"item": "a"})])
+@example([Call(tool="check_inventory", args={"qty": 1})], [("check_inventory", {})])
+@example(
+    [Call(tool="assign_picker", args={"qty": ["a", "b"], "flag": ["x", "y"]}, ordered=("flag", "qty"))],
+    [("assign_picker", {"flag": ["y", "x"]})],
+)
+def test_compiled_matching_agrees_with_args_match_under_schema_rules(
+    atom_list: list[Call | NoCall], calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    trace = Trace.of(*calls)
+    compiled, lazy = trace.index(atom_list, RULES), trace.index(rules=RULES)
+    for atom in atom_list:
+        expected = tuple(step for step, call in enumerate(trace.calls) if call_matches(atom, call, RULES))
+        assert compiled.matches(atom) == lazy.matches(atom) == expected
 
 
 def test_every_node_class_has_an_evaluator_and_a_printer() -> None:

@@ -9,8 +9,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mantra_env.checks import Call, Check, TraceIndex, evaluate, parse_check
+from mantra_env.checks.semantics import NO_RULES
 from mantra_env.smt.pinned import evaluate_checks
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import FREE_TEXT_KEY, ToolSpec, argument_rules
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import parse_model
 from tests.checks.strategies import checks, traces
@@ -18,8 +19,8 @@ from tests.list_tools import ORDERED_IDS, PAYMENTS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
 
 
-def grader_verdicts(check_list: list[Check], trace: Trace) -> list[bool]:
-    index = TraceIndex(trace.calls)
+def grader_verdicts(check_list: list[Check], trace: Trace, tools: list[ToolSpec] | None = None) -> list[bool]:
+    index = TraceIndex(trace.calls, rules=argument_rules(tools) if tools is not None else NO_RULES)
     return [evaluate(check, index).passed for check in check_list]
 
 
@@ -132,9 +133,72 @@ list_checks = st.lists(
 )
 
 
+# Free-text parameters (x-free-text: compared after normalisation) and schema defaults (an omitted argument is
+# the default). The world model binds `address` (its equalities stay exact); `note` only checks pin. The calls
+# draw values equal to the pinned ones after normalisation, and values that are not (a missing component, an
+# identifier in another case).
+TEXT = {"type": "string", FREE_TEXT_KEY: True}
+TEXT_TOOLS = [
+    list_tool(
+        "ship",
+        optional=("mode", "note"),
+        order_id={"type": "string"},
+        address=TEXT,
+        mode={"type": "string", "default": "standard"},
+        note={"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, FREE_TEXT_KEY: True},
+    ),
+    list_tool("lookup", kind="read", order_id={"type": "string"}),
+]
+TEXT_MODEL = parse_model("""
+(model
+  (var shipped_to String)
+  (transition ship
+    (params (address addr))
+    (post (= (next shipped_to) (param addr)))))
+""")
+_addresses = ["12 Main St., Apt 4", "12 main st apt 4", " 12  MAIN ST APT 4 ", "１２ Main St; Apt 4"]
+_addresses.append("12 Main St, Apt 4, USA")  # one more component: another address
+_notes = ["Leave at door.", "leave at door", "LEAVE\u00a0AT DOOR!", "leave at the door"]
+text_calls = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("ship"),
+            st.fixed_dictionaries(
+                {"order_id": st.sampled_from(["O1", "o1"]), "address": st.sampled_from(_addresses)},
+                optional={
+                    "mode": st.sampled_from(["standard", "Standard", "express"]),
+                    "note": st.one_of(st.none(), st.sampled_from(_notes)),
+                },
+            ),
+        ),
+        st.tuples(st.just("lookup"), st.fixed_dictionaries({"order_id": st.sampled_from(["O1", "o1", "O1."])})),
+    ),
+    max_size=5,
+)
+text_checks = st.lists(
+    st.sampled_from(
+        [
+            'CALL ship(address="12 Main St., Apt 4")',
+            'NO-CALL ship(order_id="O1", address="12 MAIN ST APT 4")',
+            'CALL ship(address="12 Main St, Apt 4, USA")',
+            'CALL ship(note="Leave at door.")',
+            "CALL ship(note=null)",
+            'CALL ship(mode="standard")',
+            'NO-CALL ship(mode="express")',
+            'CALL ship(order_id="o1", mode="Standard")',
+            'CALL lookup(order_id="O1") PRECEDES CALL ship(address="12 main st apt 4", note="leave at door")',
+            'CALL ship(address="12 Main St., Apt 4") AFTER CALL lookup(order_id="O1.")',
+        ]
+    ).map(parse_check),
+    min_size=1,
+    max_size=4,
+)
+
+
 SLOT_CASES: dict[str, tuple[Any, Any, Any, list[ToolSpec]]] = {
     "typed": (typed_checks, typed_calls, TYPED_MODEL, PAPER_TOOLS),
     "lists": (list_checks, list_calls, LIST_MODEL, LIST_TOOLS),
+    "free_text": (text_checks, text_calls, TEXT_MODEL, TEXT_TOOLS),
 }
 
 
@@ -145,7 +209,7 @@ def test_agreement_with_typed_parameter_slots(case: str, data: st.DataObject) ->
     checks_of, calls_of, model, tools = SLOT_CASES[case]
     check_list: list[Check] = data.draw(checks_of)
     trace = Trace.of(*data.draw(calls_of))
-    assert evaluate_checks(check_list, trace.calls, model, tools) == grader_verdicts(check_list, trace)
+    assert evaluate_checks(check_list, trace.calls, model, tools) == grader_verdicts(check_list, trace, tools)
 
 
 def test_every_check_operator_has_a_z3_encoding_as_it_has_an_evaluator() -> None:

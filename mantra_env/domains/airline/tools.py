@@ -44,7 +44,7 @@ from mantra_env.domains.airline.database import (
 )
 from mantra_env.domains.kit import calculate, read
 from mantra_env.domains.overlay import find, scan
-from mantra_env.toolkit import NOT_TARGET, ToolFailure, Toolkit, tool
+from mantra_env.toolkit import FREE_TEXT, NOT_TARGET, ToolFailure, Toolkit, tool
 
 DEPARTED = ("flying", "landed")
 COVERED_BY_INSURANCE = ("health", "weather")
@@ -306,7 +306,7 @@ class AirlineToolkit(Toolkit):
         return calculate(expression)
 
     @tool(kind="read")
-    def think(self, thought: str) -> str:
+    def think(self, thought: Annotated[str, FREE_TEXT]) -> str:
         """Write down a thought (reasoning, a plan); it obtains no information and changes nothing.
 
         Args:
@@ -633,7 +633,7 @@ class AirlineToolkit(Toolkit):
         return certificate.model_dump(mode="json")
 
     @tool(kind="write")
-    def transfer_to_human_agents(self, summary: str) -> str:
+    def transfer_to_human_agents(self, summary: Annotated[str, FREE_TEXT]) -> str:
         """Hand the conversation to a human agent, with a summary of the customer's problem. Use it only when the
         manual says so.
 

@@ -4,7 +4,7 @@ judges compliance (creating a purchase order for an in-stock item succeeds here 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mantra_env.domains.operations.database import (
     Employee,
@@ -15,7 +15,7 @@ from mantra_env.domains.operations.database import (
     Request,
     Shipment,
 )
-from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.toolkit import FREE_TEXT, ToolFailure, Toolkit, tool
 
 RejectReason = Literal["UNAPPROVED_SOFTWARE", "INCOMPATIBLE_WORKSTATION", "POLICY_VIOLATION", "MISSING_INFORMATION"]
 
@@ -244,7 +244,7 @@ class OperationsToolkit(Toolkit):
     def set_delivery_options(
         self,
         item_id: str,
-        address: str,
+        address: Annotated[str, FREE_TEXT],
         signature_required: bool,
         delivery_window: Literal["business_hours", "evening"],
         request_id: str | None = None,
@@ -273,8 +273,8 @@ class OperationsToolkit(Toolkit):
         return {"delivery": f"DLV-{len(self.db.shipments):04d}"}
 
     @tool(kind="write")
-    def book_travel(self, employee_id: str, destination: str, depart_date: str, return_date: str, cost: float,
-                    request_id: str) -> dict[str, str]:  # fmt: skip
+    def book_travel(self, employee_id: str, destination: Annotated[str, FREE_TEXT], depart_date: str,
+                    return_date: str, cost: float, request_id: str) -> dict[str, str]:  # fmt: skip
         """Book a trip through the travel portal.
 
         Args:
@@ -294,7 +294,7 @@ class OperationsToolkit(Toolkit):
         return {"booking": f"TRV-{len(self.db.bookings):04d}"}
 
     @tool(kind="write")
-    def submit_budget_justification(self, request_id: str, justification: str) -> dict[str, str]:
+    def submit_budget_justification(self, request_id: str, justification: Annotated[str, FREE_TEXT]) -> dict[str, str]:
         """File a written justification for a trip over its budget limit.
 
         Args:
@@ -308,7 +308,7 @@ class OperationsToolkit(Toolkit):
         return {"justification": f"JUS-{len(self.db.justifications):04d}"}
 
     @tool(kind="write")
-    def escalate_to_manager(self, request_id: str, reason: str) -> dict[str, str]:
+    def escalate_to_manager(self, request_id: str, reason: Annotated[str, FREE_TEXT]) -> dict[str, str]:
         """Escalate a request to the requester's manager for approval.
 
         Args:

@@ -28,7 +28,7 @@ from mantra_env.domains.retail.database import (
     User,
     Variant,
 )
-from mantra_env.toolkit import NOT_TARGET, ORDERED, ToolFailure, Toolkit, tool
+from mantra_env.toolkit import FREE_TEXT, NOT_TARGET, ORDERED, ToolFailure, Toolkit, tool
 
 PENDING = ("pending", "pending_item_modified")
 
@@ -202,7 +202,7 @@ class RetailToolkit(Toolkit):
         return calculate(expression)
 
     @tool(kind="read")
-    def think(self, thought: str) -> str:
+    def think(self, thought: Annotated[str, FREE_TEXT]) -> str:
         """Write down a thought (reasoning, a plan); it obtains no information and changes nothing.
 
         Args:
@@ -273,7 +273,14 @@ class RetailToolkit(Toolkit):
 
     @tool(kind="write")
     def modify_pending_order_address(
-        self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+        self,
+        order_id: str,
+        address1: Annotated[str, FREE_TEXT],
+        address2: Annotated[str, FREE_TEXT],
+        city: Annotated[str, FREE_TEXT],
+        state: str,
+        country: Annotated[str, FREE_TEXT],
+        zip: str,
     ) -> dict[str, Any]:
         """Change the shipping address of a pending order.
 
@@ -322,7 +329,14 @@ class RetailToolkit(Toolkit):
 
     @tool(kind="write")
     def modify_user_address(
-        self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+        self,
+        user_id: str,
+        address1: Annotated[str, FREE_TEXT],
+        address2: Annotated[str, FREE_TEXT],
+        city: Annotated[str, FREE_TEXT],
+        state: str,
+        country: Annotated[str, FREE_TEXT],
+        zip: str,
     ) -> dict[str, Any]:
         """Change a customer's default address (orders already placed keep their own shipping address).
 
@@ -395,7 +409,7 @@ class RetailToolkit(Toolkit):
         return order.model_dump(mode="json")
 
     @tool(kind="write")
-    def transfer_to_human_agents(self, summary: str) -> str:
+    def transfer_to_human_agents(self, summary: Annotated[str, FREE_TEXT]) -> str:
         """Hand the conversation to a human agent, with a summary of the customer's problem. Use it only when the
         manual says so.
 

@@ -28,7 +28,7 @@ from mantra_env.domains.telecom.database import (
     SimReplacementReason,
     TelecomDatabase,
 )
-from mantra_env.toolkit import NOT_TARGET, ToolFailure, Toolkit, tool
+from mantra_env.toolkit import FREE_TEXT, NOT_TARGET, ToolFailure, Toolkit, tool
 
 
 def _phone_digits(line: Line) -> str:
@@ -358,7 +358,7 @@ class TelecomToolkit(Toolkit):
         return {"line_id": line_id, "reason": reason, "ships_to": address.model_dump(mode="json")}
 
     @tool(kind="write")
-    def transfer_to_human_agents(self, summary: str) -> str:
+    def transfer_to_human_agents(self, summary: Annotated[str, FREE_TEXT]) -> str:
         """Hand the conversation to a human agent, with a summary of the customer's problem. Use it only when the
         manual says so.
 
