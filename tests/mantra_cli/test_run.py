@@ -242,6 +242,25 @@ def test_d4_resuming_with_a_changed_suite_is_refused(tmp_path: Path, capsys: pyt
     assert _rows(db) == before
 
 
+def test_resuming_a_run_graded_by_another_grader_version_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31: a run stored before unrequested writes were graded (grader 1) is not continued by grader 2."""
+    import duckdb
+
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "R"]) == 0
+    conn = duckdb.connect(str(db))  # as migration 4 leaves a run stored before it
+    conn.execute("UPDATE runs SET grader_version = 1")
+    conn.close()
+    before = _rows(db)
+    capsys.readouterr()
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume"]) == 2
+    _one_line_error(capsys, "run 'R' was graded by grader version 1 (the checks alone)", "another --run-name")
+    assert _rows(db) == before
+    assert main([*NOOP, "--db", str(db), "--run-name", "R2"]) == 0  # what the message says to do
+
+
 def test_d4_retry_errors_reruns_the_error_episodes_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from mantra_env.store import EpisodeRecord
 
