@@ -74,3 +74,27 @@ def test_bad_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_passed_only_says_which_passes_an_older_grader_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31: a run graded on the checks alone was never checked for unrequested writes; --passed-only leaves its
+    passes out and says so, also when nothing else is left."""
+    import duckdb
+
+    from tests.graders.test_export import _verdicts_db
+
+    db, out = tmp_path / "v.duckdb", tmp_path / "p.jsonl"
+    _verdicts_db(db)
+    assert export_main(["--db", str(db), "--format", "openai-jsonl", "--passed-only", "--out", str(out)]) == 0
+    (line,) = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["unrequested_writes"] == [] and json.loads(line)["status"] == "passed"
+    assert "note: 1 passed episode(s) of runs graded by an older grader" in capsys.readouterr().err
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("DELETE FROM episodes WHERE run_id = 'new' AND attempt = 1")
+    assert (
+        export_main(["--db", str(db), "--format", "openai-jsonl", "--passed-only", "--out", str(out), "--force"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "1 passed episode(s) of runs graded by an older grader" in err and len(err.strip().splitlines()) == 1
