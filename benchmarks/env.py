@@ -53,7 +53,7 @@ from mantra_env.errors import MantraError
 from tests.env.test_env import CALL_CHECK, CALL_ORDER, DOMAIN, SUITE
 
 TARGET = 10_000
-OPERATIONS_ID = "mantra/operations-v1"
+OPERATIONS_ID = "mantra/operations-v2"
 RESET_TARGET_US = 1_000
 
 
