@@ -95,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
         "--resume",
         action="store_true",
         help="continue the run named by --run-name (without it: the latest run of the suite and model); refused "
-        "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles or --timeout changed",
+        "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles, --timeout or the grader "
+        "version changed",
     )
     cli.add_argument(
         "--retry-errors",
