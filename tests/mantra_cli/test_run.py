@@ -30,6 +30,7 @@ def test_oracle_run_prints_the_summary_and_stores_every_episode(
     out = capsys.readouterr().out
     assert "run oracle: scripted:oracle on operations/starter, 14 cases x 2 attempts" in out
     assert "Pass@1             100.0%" in out and "Pass^2             100.0%" in out
+    assert "unrequested writes not graded for writes (the suite stores no oracle plans: checks only)" in out
     assert f"rollouts: {db}" in out
     with RolloutStore(db) as store:
         assert store.query("SELECT count(*), count(*) FILTER (WHERE status = 'passed') FROM episodes") == [(28, 28)]
@@ -41,6 +42,14 @@ def test_oracle_run_prints_the_summary_and_stores_every_episode(
     assert "28 episodes were already stored" in capsys.readouterr().out
     with RolloutStore(db) as store:
         assert store.query("SELECT count(*) FROM episodes") == [(28,)]
+
+
+def test_the_summary_gives_the_unrequested_writes_of_a_suite_with_oracle_plans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--model", "scripted:oracle", "--suite", "operations/generated", "--attempts", "1"]
+    assert main([*args, "--cases", "generated-s000-1", "--db", str(tmp_path / "r.duckdb")]) == 0
+    assert "unrequested writes 0.0% of the 1 episodes graded for writes" in capsys.readouterr().out
 
 
 def test_noop_fails_and_case_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
