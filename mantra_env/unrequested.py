@@ -31,7 +31,7 @@ prefix of a trace are a prefix of the trace's (dense rewards charge each on the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -61,20 +61,21 @@ class RequestedWrites:
     def __init__(
         self, checks: Sequence[CaseCheck | Check], oracle_plan: Sequence[PlannedCall], tools: Sequence[ToolSpec]
     ) -> None:
-        specs = {spec.name: spec for spec in tools}
-        self._writes = frozenset(spec.name for spec in tools if spec.kind == "write")
+        writes = {spec.name: spec for spec in tools if spec.kind == "write"}
+        self._writes = frozenset(writes)
         atoms: dict[str, Call] = {}
         for entry in checks:
             check = entry.check if isinstance(entry, CaseCheck) else entry
-            for atom in with_list_order(check, specs).atoms:
-                if isinstance(atom, Call) and atom.tool in self._writes:
-                    atoms.setdefault(atom.match_key, atom)
+            for atom in check.atoms:
+                if isinstance(atom, Call) and atom.tool in writes:
+                    atoms.setdefault(atom.match_key, atom)  # as the grader matches it
+        targets: dict[str, tuple[str, ...]] = {}
         for planned in oracle_plan:
-            if planned.tool in self._writes:
-                targets = specs[planned.tool].targets()
-                pinned = {name: planned.arguments[name] for name in targets if name in planned.arguments}
-                atom = with_list_order(Call(tool=planned.tool, args=pinned), specs)
-                assert isinstance(atom, Call)
+            if planned.tool in writes:
+                if planned.tool not in targets:
+                    targets[planned.tool] = writes[planned.tool].targets()
+                pinned = {name: planned.arguments[name] for name in targets[planned.tool] if name in planned.arguments}
+                atom = _paired_as_schema_says(Call(tool=planned.tool, args=pinned), writes)
                 atoms.setdefault(atom.match_key, atom)
         self._atoms = tuple(atoms.values())
 
@@ -101,6 +102,15 @@ class RequestedWrites:
         return {position for steps in match_all(self._atoms, calls).values() for position in steps}
 
 
+def _paired_as_schema_says(atom: Call, specs: Mapping[str, ToolSpec]) -> Call:
+    """``atom`` with its paired lists taken from the tool schema, as the grader's checks are stamped."""
+    if not any(type(value) is list for value in atom.args.values()):
+        return atom
+    stamped = with_list_order(atom, specs)
+    assert isinstance(stamped, Call)
+    return stamped
+
+
 def unrequested_writes(
     trace: Trace,
     checks: Sequence[CaseCheck | Check],
@@ -113,4 +123,25 @@ def unrequested_writes(
     """
     if oracle_plan is None:
         return None
-    return RequestedWrites(checks, oracle_plan, tools).unrequested(trace.calls)
+    return requested_writes(checks, oracle_plan, tools).unrequested(trace.calls)
+
+
+_COMPILED: dict[tuple[int, int, int], tuple[object, object, object, RequestedWrites]] = {}
+_COMPILED_LIMIT = 4096
+
+
+def requested_writes(
+    checks: Sequence[CaseCheck | Check], oracle_plan: Sequence[PlannedCall], tools: Sequence[ToolSpec]
+) -> RequestedWrites:
+    """:class:`RequestedWrites` for a case, memoised by the identity of its inputs (the runner, the export and
+    rejection sampling grade many episodes of one case with the same objects; compiling costs ~0.1 ms). The memo
+    holds the inputs, so that an id in its key cannot be reused by another object while the entry lives."""
+    key = (id(checks), id(oracle_plan), id(tools))
+    entry = _COMPILED.get(key)
+    if entry is not None and entry[0] is checks and entry[1] is oracle_plan and entry[2] is tools:
+        return entry[3]
+    if len(_COMPILED) >= _COMPILED_LIMIT:
+        _COMPILED.clear()
+    compiled = RequestedWrites(checks, oracle_plan, tools)
+    _COMPILED[key] = (checks, oracle_plan, tools, compiled)
+    return compiled
