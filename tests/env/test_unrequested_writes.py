@@ -61,10 +61,15 @@ WRONG_AGENTS = [
     ("airline", "generated-s023-4", call("cancel_reservation", reservation_id="SL2ATU", reason="change of plan")),
     # The customer asks to change a pending order's address; the agent cancels the order.
     ("retail", "generated-s024-1", call("cancel_pending_order", order_id="#W7301728", reason="no longer needed")),
+    # Roaming on the line the customer called about, and on their other line: the checks order the writes with
+    # an atom that names no line (CALL get_line_details(...) PRECEDES CALL enable_roaming()).
+    ("telecom", "generated-s008-2", call("enable_roaming", line_id="L5476276")),
+    # The customer's second phone stays at home: suspend that line, and the agent suspends the first one too.
+    ("telecom", "generated-s013-2", call("suspend_line", line_id="L3900029", reason="customer_request")),
 ]
 
 
-@pytest.mark.parametrize(("suite", "case_id", "wrong"), WRONG_AGENTS, ids=[w[0] for w in WRONG_AGENTS])
+@pytest.mark.parametrize(("suite", "case_id", "wrong"), WRONG_AGENTS, ids=[f"{w[0]}-{w[1]}" for w in WRONG_AGENTS])
 def test_an_accepted_write_nobody_asked_for_fails_although_every_check_passes(
     suite: str, case_id: str, wrong: Call
 ) -> None:
