@@ -137,7 +137,7 @@ MIGRATIONS: tuple[str, ...] = (
     # alone, every run stored before). Each episode keeps whether every check passed (``all_checks_passed``; the
     # ``status`` stays the combined verdict) and its unrequested writes, a JSON list of {step, tool, args}: NULL is
     # "not graded for writes" (every episode stored before, and a case without a stored oracle plan), never "none".
-    # No column default: a run inserted without a grader version must fail, not claim one.
+    # No column default: the store writes every run's version from its RunRecord, so none is claimed silently.
     """
     ALTER TABLE runs ADD COLUMN grader_version INTEGER;
     UPDATE runs SET grader_version = 1;
