@@ -94,7 +94,8 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
     record none).
     """
     rows = store.query(
-        "SELECT DISTINCT model, suite, grader_version FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)]
+        "SELECT DISTINCT model, suite, coalesce(grader_version, 1) FROM runs WHERE run_id IN (SELECT unnest(?))",
+        [list(run_ids)],
     )
     if not rows:
         raise KeyError(f"no run {', '.join(map(repr, run_ids))} in {store.path}")

@@ -250,7 +250,7 @@ def _result_text(part: Any) -> str:
 # -- reading the store --------------------------------------------------------------------------------------------
 _EPISODES = """
 SELECT e.run_id, e.case_id, e.attempt, e.status, e.reward, e.verdict, e.messages, e.final_answer,
-       r.suite, r.suite_hash, r.model, e.unrequested_writes, r.grader_version
+       r.suite, r.suite_hash, r.model, e.unrequested_writes, coalesce(r.grader_version, 1)
 FROM episodes e JOIN runs r USING (run_id)
 WHERE e.status <> 'error' {where}
 ORDER BY r.suite, e.run_id, e.case_id, e.attempt
@@ -279,7 +279,7 @@ def export_records(
     wheres = ["AND (r.model NOT LIKE 'scripted:%'" + (" OR r.model = ?)" if include_oracle else ")")]
     params: list[Any] = [ORACLE_MODEL] if include_oracle else []
     if passed_only:
-        wheres.append("AND e.status = 'passed' AND r.grader_version = ?")
+        wheres.append("AND e.status = 'passed' AND coalesce(r.grader_version, 1) = ?")
         params.append(GRADER_VERSION)
     with RolloutStore(db, read_only=True) as store:
         rows = store.query(_EPISODES.format(where=" ".join(wheres)), params)
@@ -368,7 +368,7 @@ def _older_passes(store: RolloutStore, *, include_oracle: bool) -> int:
     oracle = " OR r.model = ?" if include_oracle else ""
     rows = store.query(
         "SELECT count(*) FROM episodes e JOIN runs r USING (run_id) WHERE e.status = 'passed' "
-        f"AND r.grader_version <> ? AND (r.model NOT LIKE 'scripted:%'{oracle})",
+        f"AND coalesce(r.grader_version, 1) <> ? AND (r.model NOT LIKE 'scripted:%'{oracle})",
         [GRADER_VERSION, *([ORACLE_MODEL] if include_oracle else [])],
     )
     return int(rows[0][0])

@@ -78,7 +78,7 @@ def pool_key(
 def run_groups(store: RolloutStore, runs: Sequence[str]) -> list[list[str]]:
     """The runs grouped by :func:`pool_key`, in the order of each group's first run."""
     rows = store.query(
-        "SELECT run_id, model, suite, suite_hash, settings, grader_version FROM runs "
+        "SELECT run_id, model, suite, suite_hash, settings, coalesce(grader_version, 1) FROM runs "
         "WHERE run_id IN (SELECT unnest(?))",
         [list(runs)],
     )

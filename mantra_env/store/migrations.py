@@ -45,7 +45,7 @@ WHERE NOT c.passed;
 _VIEWS_4 = (
     """
 CREATE VIEW v_episodes AS
-SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name, r.grader_version,
+SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name, coalesce(r.grader_version, 1) AS grader_version,
        e.status <> 'error' AS scored,
        e.steps = 0 AND e.status <> 'error' AS empty_trace,
        e.unrequested_writes IS NOT NULL AS graded_for_writes

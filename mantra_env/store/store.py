@@ -281,7 +281,7 @@ class RolloutStore:
         """The stored run ``run_id``, or None."""
         row = self.conn.execute(
             "SELECT run_id, name, suite, suite_version, model, agent, code_version, config, epoch_us(created_at), "
-            "suite_hash, settings, grader_version FROM runs WHERE run_id = ?",
+            "suite_hash, settings, coalesce(grader_version, 1) FROM runs WHERE run_id = ?",
             [run_id],
         ).fetchone()
         if row is None:

@@ -113,3 +113,18 @@ def test_resuming_a_run_of_another_grader_version_is_refused_in_one_line() -> No
         message
     )
     assert "start a new run with another --run-name" in message
+
+
+def test_a_run_without_a_recorded_grader_version_reads_as_version_one() -> None:
+    """A file another tool wrote may leave the column NULL: every reader takes it as the checks alone."""
+    from graders.leaderboard import leaderboard
+
+    with RolloutStore(":memory:") as store:
+        store.start_run(RunRecord(run_id="r", suite="s", model="m", agent="a", suite_hash="h"))
+        store.record_episode(_episode("c", Verdict.combined(grade(Trace(), CHECKS).checks, None), run_id="r"))
+        store.conn.execute("UPDATE runs SET grader_version = NULL")
+        stored = store.run_record("r")
+        (row,) = leaderboard(store, ["r"], 1, {})
+        episodes = store.query("SELECT grader_version FROM v_episodes")
+    assert stored is not None and stored.grader_version == 1
+    assert row.summary.grader_version == 1 and episodes == [(1,)]
