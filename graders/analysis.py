@@ -14,6 +14,7 @@ from graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pa
 from mantra_env.checks import FailureCategory, atoms, parse_check
 from mantra_env.checks.operators import charged_atom
 from mantra_env.errors import MantraError
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore
 
 Prices = Mapping[str, tuple[float, float]]
@@ -44,6 +45,13 @@ class RunSummary:
     """Input + output tokens per scored episode whose usage is known (NaN: none is; scripted agents report none)."""
     mean_cost: float = math.nan
     """Dollars per scored episode with known usage at the prices given (NaN: no price or no usage)."""
+    grader_version: int = GRADER_VERSION
+    """The grader that scored the runs (1: the checks alone; runs of different versions are never pooled)."""
+    graded_for_writes: int = 0
+    """Scored episodes graded for unrequested writes (none for grader version 1, nor on cases without an oracle
+    plan, such as the hand-written starter suite's)."""
+    unrequested_write_rate: float = math.nan
+    """Share of the episodes graded for writes with at least one unrequested write (NaN: none was graded)."""
     task_counts: dict[str, TaskCounts] = field(default_factory=dict, compare=False)
     """Case id → (scored attempts, passed attempts), pooled over the runs (cases without a scored attempt too)."""
 
@@ -85,12 +93,20 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
     :mod:`graders.leaderboard`). Tokens and cost count only episodes with recorded token usage (scripted agents
     record none).
     """
-    rows = store.query("SELECT DISTINCT model, suite FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
+    rows = store.query(
+        "SELECT DISTINCT model, suite, coalesce(grader_version, 1) FROM runs WHERE run_id IN (SELECT unnest(?))",
+        [list(run_ids)],
+    )
     if not rows:
         raise KeyError(f"no run {', '.join(map(repr, run_ids))} in {store.path}")
-    if len(rows) > 1:
+    if len({(model, suite) for model, suite, _ in rows}) > 1:
         raise MantraError(f"runs {', '.join(run_ids)} are of different models or suites and cannot be pooled")
-    model, suite = rows[0]
+    if len(rows) > 1:
+        versions = ", ".join(str(version) for version in sorted(row[2] for row in rows))
+        raise MantraError(
+            f"runs {', '.join(run_ids)} were graded by different grader versions ({versions}) and cannot be pooled"
+        )
+    model, suite, grader_version = rows[0]
     counts = pooled_task_counts(store, run_ids)
     scored_tasks = [(n, passed) for n, passed in counts.values() if n > 0]
     selected = [list(run_ids)]
@@ -105,6 +121,12 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
         "SELECT avg(read_calls) FROM v_attempt_behaviour WHERE run_id IN (SELECT unnest(?)) AND status = 'passed'",
         selected,
     )[0][0]
+    graded_for_writes, with_unrequested = store.query(
+        """SELECT count(*) FILTER (WHERE graded_for_writes),
+                  count(*) FILTER (WHERE graded_for_writes AND json_array_length(unrequested_writes) > 0)
+           FROM v_episodes WHERE run_id IN (SELECT unnest(?)) AND scored""",
+        selected,
+    )[0]
     price_in, price_out = (prices or {}).get(str(model), (math.nan, math.nan))
     tokens, cost = store.query(
         """SELECT avg(input_tokens + output_tokens), avg(input_tokens * ? + output_tokens * ?) / 1e6
@@ -124,6 +146,9 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
         pass_at_k=pass_at_k_ci(scored_tasks, k),
         pass_hat_k=pass_hat_k_ci(scored_tasks, k),
         premature_write_rate=_ratio(premature, scored),
+        grader_version=int(grader_version),
+        graded_for_writes=int(graded_for_writes),
+        unrequested_write_rate=_ratio(with_unrequested, graded_for_writes),
         empty_trace_rate=_ratio(empty, scored),
         crash_rate=_ratio(errors, attempts),
         read_calls_per_pass=_float(passing_reads),
@@ -143,13 +168,23 @@ class CategoryCount:
     share: float
 
 
+_FAILURES = """
+    SELECT run_id, model, suite, category, check_text, NULL AS tool FROM v_failed_checks
+    UNION ALL
+    SELECT run_id, model, suite, category, NULL, tool FROM v_unrequested_writes
+"""
+"""Every failure: each failed check, and each unrequested write (category ``unrequested_write``, a failure of its
+own, charged to that call: its tool, at its step)."""
+
+
 def failure_categories(store: RolloutStore, run_ids: list[str] | None = None) -> list[CategoryCount]:
-    """Failed checks per (model, suite, category) with their share of that model's failures on that suite."""
+    """Failures per (model, suite, category) with their share of that model's failures on that suite: failed
+    checks by their category, and each unrequested write as one ``unrequested_write``."""
     where, params = ("WHERE run_id IN (SELECT unnest(?))", [run_ids]) if run_ids else ("", [])
     rows = store.query(
         f"""SELECT model, suite, category, count(*) AS n,
                    count(*) / sum(count(*)) OVER (PARTITION BY model, suite) AS share
-            FROM v_failed_checks {where}
+            FROM ({_FAILURES}) {where}
             GROUP BY model, suite, category ORDER BY model, suite, n DESC, category""",
         params,
     )
@@ -180,16 +215,18 @@ def top_tools_per_category(
     """(suite, category, tool, failures): the tools behind most failures of each category (paper Tables 5-6).
 
     The tool of a failed check is :func:`failed_tool` for its category; OR checks (no single tool) are left out.
+    An unrequested write is charged to its own call's tool.
     """
     where, params = ("AND run_id IN (SELECT unnest(?))", [run_ids]) if run_ids else ("", [])
     rows = store.query(
-        f"""SELECT suite, category, check_text, count(*) FROM v_failed_checks
-            WHERE category <> 'or_all_branches_failed' {where} GROUP BY suite, category, check_text""",
+        f"""SELECT suite, category, check_text, tool, count(*) FROM ({_FAILURES})
+            WHERE category <> 'or_all_branches_failed' {where} GROUP BY suite, category, check_text, tool""",
         params,
     )
     tally: Counter[tuple[str, str, str]] = Counter()
-    for suite, category, text, n in rows:
-        tally[str(suite), str(category), failed_tool(str(text), str(category))] += int(n)
+    for suite, category, text, tool, n in rows:
+        charged = str(tool) if text is None else failed_tool(str(text), str(category))
+        tally[str(suite), str(category), charged] += int(n)
     ranked = sorted(tally.items(), key=lambda item: (item[0][0], item[0][1], -item[1], item[0][2]))
     kept: Counter[tuple[str, str]] = Counter()
     found = []

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from mantra_env.domains import Domain, find_suite
 from mantra_env.errors import MantraError
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.resume import suite_hash
 from mantra_env.store import RolloutStore
 from mantra_env.trace import ToolCall, ToolError, Trace
@@ -45,7 +46,13 @@ class ExportRecord(BaseModel):
     tools: list[dict[str, JsonValue]]
     reward: float | None
     status: Literal["passed", "failed"]
+    """The combined verdict: every check passed and (grader 2) no unrequested write."""
     verdict: dict[str, JsonValue] | None
+    unrequested_writes: list[dict[str, JsonValue]] | None
+    """Accepted writes the case never asks for, each ``{step, tool, args}``; None: not graded for writes (a run
+    of grader version 1, or a case without a stored oracle plan, graded on its checks alone)."""
+    grader_version: int
+    """The grader that scored the episode (1: the checks alone)."""
     suite: str
     suite_hash: str | None
     case_id: str
@@ -243,7 +250,7 @@ def _result_text(part: Any) -> str:
 # -- reading the store --------------------------------------------------------------------------------------------
 _EPISODES = """
 SELECT e.run_id, e.case_id, e.attempt, e.status, e.reward, e.verdict, e.messages, e.final_answer,
-       r.suite, r.suite_hash, r.model
+       r.suite, r.suite_hash, r.model, e.unrequested_writes, coalesce(r.grader_version, 1)
 FROM episodes e JOIN runs r USING (run_id)
 WHERE e.status <> 'error' {where}
 ORDER BY r.suite, e.run_id, e.case_id, e.attempt
@@ -259,7 +266,9 @@ def export_records(
 ) -> Iterator[ExportRecord]:
     """The selected episodes of the rollout database ``db`` as records, read through a read-only store (a live
     run's snapshot while a run writes). Models' episodes always; the oracle's only with ``include_oracle``;
-    the other scripted baselines and infrastructure errors never.
+    the other scripted baselines and infrastructure errors never. ``passed_only`` keeps the episodes that pass
+    the combined verdict, so only those of runs graded by this mantra-env's grader version (an older run's pass
+    was never checked for unrequested writes: :func:`older_grader_passes` counts what that leaves out).
 
     Raises:
         ExportError: no such database, nothing selected, or a run's suite changed since it ran.
@@ -270,13 +279,17 @@ def export_records(
     wheres = ["AND (r.model NOT LIKE 'scripted:%'" + (" OR r.model = ?)" if include_oracle else ")")]
     params: list[Any] = [ORACLE_MODEL] if include_oracle else []
     if passed_only:
-        wheres.append("AND e.status = 'passed'")
+        wheres.append("AND e.status = 'passed' AND coalesce(r.grader_version, 1) = ?")
+        params.append(GRADER_VERSION)
     with RolloutStore(db, read_only=True) as store:
         rows = store.query(_EPISODES.format(where=" ".join(wheres)), params)
         if not rows:
             raise ExportError(_nothing_selected(store, passed_only=passed_only, include_oracle=include_oracle))
         suites: dict[str, tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str]]] = {}
-        for run_id, case_id, attempt, status, reward, verdict, stored, final_answer, suite, stored_hash, model in rows:
+        for (
+            run_id, case_id, attempt, status, reward, verdict, stored, final_answer, suite, stored_hash, model,
+            unrequested, grader_version,
+        ) in rows:  # fmt: skip
             if suite not in suites:
                 suites[suite] = _suite_context(suite)
             domain, current_hash, tools, prompts = suites[suite]
@@ -292,7 +305,9 @@ def export_records(
             messages, source = _messages(domain.manual, prompts[case_id], json.loads(stored), trace)
             yield ExportRecord(
                 messages=messages, tools=tools, reward=reward, status=status,
-                verdict=json.loads(verdict) if verdict else None, suite=suite, suite_hash=stored_hash,
+                verdict=json.loads(verdict) if verdict else None,
+                unrequested_writes=json.loads(unrequested) if unrequested is not None else None,
+                grader_version=grader_version, suite=suite, suite_hash=stored_hash,
                 case_id=case_id, attempt=attempt, model=model, run_id=run_id,
                 demonstration=model == ORACLE_MODEL, messages_source=source,
             )  # fmt: skip
@@ -341,6 +356,24 @@ def _trace(store: RolloutStore, run_id: str, case_id: str, attempt: int, final_a
     return Trace.model_construct(calls=tuple(calls), final_answer=final_answer)
 
 
+def older_grader_passes(db: Path | str, *, include_oracle: bool = False) -> int:
+    """Passed episodes (of the selection :func:`export_records` makes) of runs graded by another grader version
+    than this mantra-env's: ``passed_only`` leaves them out, since their pass was never checked for unrequested
+    writes."""
+    with RolloutStore(db, read_only=True) as store:
+        return _older_passes(store, include_oracle=include_oracle)
+
+
+def _older_passes(store: RolloutStore, *, include_oracle: bool) -> int:
+    oracle = " OR r.model = ?" if include_oracle else ""
+    rows = store.query(
+        "SELECT count(*) FROM episodes e JOIN runs r USING (run_id) WHERE e.status = 'passed' "
+        f"AND coalesce(r.grader_version, 1) <> ? AND (r.model NOT LIKE 'scripted:%'{oracle})",
+        [GRADER_VERSION, *([ORACLE_MODEL] if include_oracle else [])],
+    )
+    return int(rows[0][0])
+
+
 def _nothing_selected(store: RolloutStore, *, passed_only: bool, include_oracle: bool) -> str:
     counts = dict(
         store.query("SELECT r.model LIKE 'scripted:%', count(*) FROM episodes e JOIN runs r USING (run_id) GROUP BY 1")
@@ -352,4 +385,10 @@ def _nothing_selected(store: RolloutStore, *, passed_only: bool, include_oracle:
         hints.append("add --include-oracle to export the oracle's demonstrations (other scripted baselines never are)")
     if passed_only:
         hints.append("drop --passed-only to export failed episodes too")
+        older = _older_passes(store, include_oracle=include_oracle)
+        if older:
+            hints.append(
+                f"{older} passed episode(s) of runs graded by an older grader, before unrequested writes counted, "
+                "are never exported as passed: run those cases again (a new --run-name) to grade them"
+            )
     return "no episodes selected" + (": " + "; ".join(hints) if hints else " (only infrastructure errors are stored)")

@@ -23,6 +23,7 @@ CATEGORY_ORDER = (
     "forbidden_call",
     "ordering_violation",
     "or_all_branches_failed",
+    "unrequested_write",
 )
 CATEGORY_LABELS = {
     "missing_required_call": "Missing required call",
@@ -30,6 +31,7 @@ CATEGORY_LABELS = {
     "forbidden_call": "Forbidden call",
     "ordering_violation": "Ordering violation",
     "or_all_branches_failed": "OR: all branches failed",
+    "unrequested_write": "Unrequested write",
 }
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -67,8 +69,8 @@ def pass_at_k_curves(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> Fig
 
 
 def category_bars(counts: Sequence[CategoryCount]) -> Figure:
-    """Stacked horizontal bars: share of failed checks per category, one bar per (model, suite) with failed
-    checks; segments of at least 8 % are labelled with their share."""
+    """Stacked horizontal bars: share of failures (failed checks and unrequested writes) per category, one bar per
+    (model, suite) with failures; segments of at least 8 % are labelled with their share."""
     groups = sorted({(c.model, c.suite) for c in counts})
     figure, axes = plt.subplots(figsize=(7.2, 1.9 + 0.5 * max(len(groups), 1)), layout="constrained")
     left = [0.0] * len(groups)
@@ -81,9 +83,9 @@ def category_bars(counts: Sequence[CategoryCount]) -> Figure:
         axes.bar_label(bars, labels=[f"{v:.0f}%" if v >= 8 else "" for v in shares], label_type="center",
                        color="white", fontsize="small")  # fmt: skip
         left = [a + b for a, b in zip(left, shares, strict=True)]
-    axes.set_xlabel("share of failed checks (%)")
+    axes.set_xlabel("share of failures: failed checks and unrequested writes (%)")
     axes.set_xlim(0, 100)
-    axes.set_title("Failure categories (models without a failed check are not shown)", fontsize="medium")
+    axes.set_title("Failure categories (models without a failure are not shown)", fontsize="medium")
     axes.invert_yaxis()
     figure.legend(fontsize="small", ncols=3, loc="outside lower center")
     return figure

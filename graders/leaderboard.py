@@ -13,6 +13,7 @@ from functools import partial
 from graders.analysis import Prices, RunSummary, summarize_runs
 from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_1_ci, pass_at_k, pass_hat_k
 from graders.table import Column, Table, ci, make_table, number, percent
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore
 
 
@@ -42,22 +43,46 @@ class LeaderboardRow:
     def label(self) -> str:
         return f"{self.summary.model} @ {self.summary.suite}"
 
+    @property
+    def grader(self) -> str:
+        """The grader version, and whether the row's episodes were graded for unrequested writes."""
+        version = self.summary.grader_version
+        if version < 2:
+            return f"{version} (checks only: not graded for writes)"
+        return f"{version}" if self.summary.graded_for_writes else f"{version} (no oracle plans: checks only)"
 
-def pool_key(run_id: str, model: str, suite: str, suite_hash: str | None, settings: str | None) -> tuple[str, ...]:
-    """Runs with equal keys are pooled: same model, suite, suite content hash and settings. A run stored before
+    @property
+    def unrequested_writes(self) -> str:
+        """Share (%) of the episodes graded for writes that made an unrequested write, or why there is none."""
+        if not self.summary.scored:
+            return "n/a"
+        return (
+            "not graded for writes"
+            if not self.summary.graded_for_writes
+            else percent(self.summary.unrequested_write_rate)
+        )
+
+
+def pool_key(
+    run_id: str, model: str, suite: str, suite_hash: str | None, settings: str | None, grader_version: int
+) -> tuple[str, ...]:
+    """Runs with equal keys are pooled: same model, suite, suite content hash, settings and grader version (a run
+    graded on the checks alone is never pooled with one graded for unrequested writes too). A run stored before
     runs recorded their hash and settings (schema 3) cannot be shown to agree with another and stays alone."""
     if suite_hash is None or settings is None:
         return (model, suite, "run", run_id)
     canonical = json.dumps(json.loads(settings), sort_keys=True)
-    return (model, suite, suite_hash, canonical)
+    return (model, suite, suite_hash, canonical, f"grader {grader_version}")
 
 
 def run_groups(store: RolloutStore, runs: Sequence[str]) -> list[list[str]]:
     """The runs grouped by :func:`pool_key`, in the order of each group's first run."""
     rows = store.query(
-        "SELECT run_id, model, suite, suite_hash, settings FROM runs WHERE run_id IN (SELECT unnest(?))", [list(runs)]
+        "SELECT run_id, model, suite, suite_hash, settings, coalesce(grader_version, 1) FROM runs "
+        "WHERE run_id IN (SELECT unnest(?))",
+        [list(runs)],
     )
-    keys = {str(r[0]): pool_key(str(r[0]), str(r[1]), str(r[2]), r[3], r[4]) for r in rows}
+    keys = {str(r[0]): pool_key(str(r[0]), str(r[1]), str(r[2]), r[3], r[4], int(r[5])) for r in rows}
     groups: dict[tuple[str, ...], list[str]] = {}
     for run in runs:
         groups.setdefault(keys[run], []).append(run)
@@ -106,6 +131,8 @@ def leaderboard_columns(k: int) -> list[Column[LeaderboardRow]]:
         Column("errors", lambda r: r.summary.errors),
         Column("Pass@1 (%)", lambda r: r.summary.pass_at_1, ci),
         *(at_k if k > 1 else []),
+        Column("grader", lambda r: r.grader),
+        Column("unrequested write (%)", lambda r: r.unrequested_writes),
         Column("premature write (%)", lambda r: r.summary.premature_write_rate, percent),
         Column("empty trace (%)", lambda r: r.summary.empty_trace_rate, percent),
         Column("crash (%)", lambda r: r.summary.crash_rate, percent),
@@ -149,14 +176,15 @@ class Comparison:
 
 
 def comparisons(rows: Sequence[LeaderboardRow]) -> list[Comparison]:
-    """Per suite: its first row against the highest row of a *different* model (none when the suite has one model),
-    paired over the cases both ran."""
+    """Per suite: its first row against the highest row of a *different* model graded by the same grader version
+    (none when there is no such row), paired over the cases both ran."""
     found = []
     by_suite: dict[str, list[LeaderboardRow]] = {}
     for row in ranked(rows):
         by_suite.setdefault(row.summary.suite, []).append(row)
     for suite, group in by_suite.items():
         first = group[0]
+        group = [row for row in group if row.summary.grader_version == first.summary.grader_version]
         second = next((row for row in group if row.summary.model != first.summary.model), None)
         if second is None:
             continue
@@ -212,12 +240,18 @@ def curves(rows: Sequence[LeaderboardRow]) -> dict[str, dict[str, list[float]]]:
 
 
 def domain_table(rows: Sequence[LeaderboardRow]) -> Table:
-    """Pass@1 (%) per model and domain over the cases of all the domain's rows (a case counted once per row)."""
+    """Pass@1 (%) per model and domain over the cases of all the domain's rows (a case counted once per row); a
+    model's rows graded by an older grader version are a line of their own (``MODEL (grader 1)``), never pooled."""
     domains = sorted({row.domain for row in rows})
-    models = sorted({row.summary.model for row in rows})
+
+    def model(row: LeaderboardRow) -> str:
+        version = row.summary.grader_version
+        return row.summary.model if version == GRADER_VERSION else f"{row.summary.model} (grader {version})"
+
+    models = sorted({model(row) for row in rows})
     per_task: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for row in rows:
-        per_task.setdefault((row.summary.model, row.domain), []).extend(
+        per_task.setdefault((model(row), row.domain), []).extend(
             t for t in row.summary.task_counts.values() if t[0] > 0
         )
 

@@ -83,14 +83,14 @@ CATEGORY_COLUMNS: list[Column[CategoryCount]] = [
     Column("model", lambda c: c.model),
     Column("suite", lambda c: c.suite),
     Column("category", lambda c: c.category, _category),
-    Column("failed checks", lambda c: c.count),
+    Column("failures", lambda c: c.count),
     Column("share (%)", lambda c: c.share, percent),
 ]
 TOOL_COLUMNS: list[Column[tuple[str, str, str, int]]] = [
     Column("suite", lambda t: t[0]),
     Column("category", lambda t: t[1], _category),
     Column("tool", lambda t: t[2]),
-    Column("failed checks", lambda t: t[3]),
+    Column("failures", lambda t: t[3]),
 ]
 
 
@@ -195,7 +195,10 @@ def build_report(
 
 NOTES = (
     "One row per model and suite: runs are pooled only when they ran the same suite content (hash) with the same "
-    "settings; otherwise each is a row of its own. Pass@1, Pass@k and Pass^k are means over tasks with the unbiased "
+    "settings and were graded by the same grader version; otherwise each is a row of its own. An episode passes "
+    "when every check passes and it made no unrequested write (grader 2: an accepted write the case never asks "
+    "for); runs of grader 1 were graded on the checks alone and show 'not graded for writes', as do cases without a "
+    "stored oracle plan. Pass@1, Pass@k and Pass^k are means over tasks with the unbiased "
     "estimators of the MANTRA paper; ± is the half width of a 95 % percentile bootstrap interval over tasks. n/a: a "
     "task has fewer than k scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that "
     "ended in an infrastructure error are excluded from every score and counted under errors/crash."

@@ -1,9 +1,11 @@
 """``mantra export``: stored episodes as training data in the OpenAI tool-calling format, one record per episode
-(system prompt, tool schemas, messages with ``tool_calls`` / ``tool_call_id``, reward, verdict, suite, suite hash,
-case id, model, run id). Models' episodes are exported; the oracle's SMT-proven compliant episodes with
---include-oracle (as demonstrations, with synthesized assistant tool calls); other scripted baselines and
-infrastructure errors never. openai-jsonl writes one JSON object per line; hf-dataset writes a folder that
-``datasets.load_from_disk`` reads (``tools`` and ``verdict`` as JSON text there; needs the ``[rl]`` extra)."""
+(system prompt, tool schemas, messages with ``tool_calls`` / ``tool_call_id``, reward, status and verdict, the
+unrequested writes, grader version, suite, suite hash, case id, model, run id). Models' episodes are exported; the
+oracle's SMT-proven compliant episodes with --include-oracle (as demonstrations, with synthesized assistant tool
+calls); other scripted baselines and infrastructure errors never. --passed-only keeps the episodes that pass the
+combined verdict (every check and no unrequested write). openai-jsonl writes one JSON object per line; hf-dataset
+writes a folder that ``datasets.load_from_disk`` reads (``tools``, ``verdict`` and ``unrequested_writes`` as JSON
+text there; needs the ``[rl]`` extra)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graders.export import ExportError, ExportRecord, export_records, message_problems
+from graders.export import ExportError, ExportRecord, export_records, message_problems, older_grader_passes
 from mantra_env.cli import command_parser, run_command
 from mantra_env.store.store import DEFAULT_DB
 
@@ -48,14 +50,26 @@ def write_jsonl(records: Sequence[ExportRecord], out: Path) -> None:
         raise
 
 
+def print_older_passes(db: str, *, include_oracle: bool) -> None:
+    """Say on stderr how many passed episodes ``--passed-only`` left out because an older grader scored them."""
+    older = older_grader_passes(db, include_oracle=include_oracle)
+    if older:
+        print(
+            f"note: {older} passed episode(s) of runs graded by an older grader (before unrequested writes counted) "
+            "were left out: their pass was never checked for unrequested writes; run those cases again to keep them",
+            file=sys.stderr,
+        )
+
+
 def dataset_rows(records: Sequence[ExportRecord]) -> list[dict[str, Any]]:
-    """The dataset's rows: ``tools`` and ``verdict`` as JSON text (their shapes differ per domain and case, which
-    one Arrow schema cannot hold), everything else as is."""
+    """The dataset's rows: ``tools``, ``verdict`` and ``unrequested_writes`` as JSON text (their shapes differ per
+    domain and case, which one Arrow schema cannot hold; ``unrequested_writes`` is ``null`` when not graded for
+    writes), everything else as is."""
     rows = []
     for record in records:
         row = record.model_dump(mode="json")
-        row["tools"] = json.dumps(row["tools"], ensure_ascii=False)
-        row["verdict"] = json.dumps(row["verdict"], ensure_ascii=False)
+        for name in ("tools", "verdict", "unrequested_writes"):
+            row[name] = json.dumps(row[name], ensure_ascii=False)
         rows.append(row)
     return rows
 
@@ -90,7 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--db", default=os.environ.get("MANTRA_DB", DEFAULT_DB), help="rollout database (MANTRA_DB)")
     parser.add_argument("--format", required=True, help=f"one of: {', '.join(FORMATS)}")
-    parser.add_argument("--passed-only", action="store_true", help="only episodes that passed every check")
+    parser.add_argument(
+        "--passed-only",
+        action="store_true",
+        help="only episodes that passed: every check, and no unrequested write (runs of an older grader, graded on "
+        "the checks alone, are left out)",
+    )
     parser.add_argument("--include-oracle", action="store_true", help="add the oracle's compliant demonstrations")
     parser.add_argument("--out", help="output file (openai-jsonl) or folder (hf-dataset); default under results/")
     parser.add_argument("--force", action="store_true", help="replace --out if it exists")
@@ -115,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ) from None
         demonstrations = sum(record.demonstration for record in records)
         print(f"{len(records)} episodes ({demonstrations} oracle demonstrations) -> {out}")
+        if args.passed_only:
+            print_older_passes(args.db, include_oracle=args.include_oracle)
         return 0
 
     return run_command(body)

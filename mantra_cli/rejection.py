@@ -1,9 +1,10 @@
 """``mantra rejection-sample``: an SFT dataset by rejection sampling. It samples ``--k`` rollouts per case with a
-model (``mantra run --attempts K``), keeps the episodes that pass every check, adds the oracle's SMT-proven
-compliant traces as demonstrations (unless ``--no-oracle``), and writes them in the OpenAI tool-calling format
-(``mantra export --passed-only --include-oracle``), with the statistics beside the data (``<out>.stats.json``):
-per case how many rollouts were sampled and kept. Its rollouts live in their own database (``--db``, default
-``results/rejection.duckdb``), and ``--resume``-style reuse makes a second call sample only what is missing."""
+model (``mantra run --attempts K``), keeps the episodes that pass (every check, and no unrequested write), adds
+the oracle's SMT-proven compliant traces as demonstrations (unless ``--no-oracle``), and writes them in the OpenAI
+tool-calling format (``mantra export --passed-only --include-oracle``), with the statistics beside the data
+(``<out>.stats.json``): per case how many rollouts were sampled and kept. Its rollouts live in their own database
+(``--db``, default ``results/rejection.duckdb``), one run per model and grader version, and ``--resume``-style reuse
+makes a second call sample only what is missing (rollouts an older grader scored are sampled again)"""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from graders.export import ORACLE_MODEL, ExportError, export_records
-from mantra_cli.export import FORMATS, checked, write_dataset, write_jsonl
+from mantra_cli.export import FORMATS, checked, print_older_passes, write_dataset, write_jsonl
 from mantra_cli.run import main as run_main
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.store.store import RolloutStore
 
 DEFAULT_DB = "results/rejection.duckdb"
@@ -30,18 +32,22 @@ class RejectionError(MantraError):
 
 
 def run_name(model: str) -> str:
-    """The run that holds ``model``'s rollouts in the rejection database (one per model, resumed)."""
-    return "rejection-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    """The run that holds ``model``'s rollouts in the rejection database: one per model and grader version,
+    resumed (a run graded by an older grader cannot be resumed, and its passes are not kept: see
+    :func:`graders.export.export_records`)."""
+    return "rejection-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") + f"-grader{GRADER_VERSION}"
 
 
 def statistics(db: str, kept: int, demonstrations: int) -> dict[str, Any]:
-    """Per model and case: rollouts sampled (infrastructure errors apart) and passed; the totals kept."""
+    """Per model and case: rollouts sampled (infrastructure errors apart) and passed (the combined verdict), over
+    the runs graded by this mantra-env's grader version (those whose passes are kept); the totals kept."""
     with RolloutStore(db, read_only=True) as store:
         rows = store.query(
             "SELECT r.model, e.case_id, count(*) FILTER (WHERE e.status <> 'error'),"
             " count(*) FILTER (WHERE e.status = 'passed'), count(*) FILTER (WHERE e.status = 'error')"
             " FROM episodes e JOIN runs r USING (run_id) WHERE r.model NOT LIKE 'scripted:%'"
-            " GROUP BY 1, 2 ORDER BY 1, 2"
+            " AND r.grader_version = ? GROUP BY 1, 2 ORDER BY 1, 2",
+            [GRADER_VERSION],
         )
     models: dict[str, dict[str, Any]] = {}
     for model, case_id, sampled, passed, errors in rows:
@@ -96,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if run_main([*model, "--attempts", str(args.k), "--run-name", name, *common]) == 2:
             raise RejectionError("the sampling run was refused (its error is above)")
         if not args.no_oracle:
-            oracle = ["--model", ORACLE_MODEL, "--attempts", "1", "--run-name", "rejection-oracle", *common]
+            oracle = ["--model", ORACLE_MODEL, "--attempts", "1", "--run-name", run_name("oracle"), *common]
             if run_main(oracle) == 2:
                 raise RejectionError("the oracle's run was refused (its error is above)")
         try:
@@ -104,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ExportError as error:
             raise RejectionError(f"nothing to keep: {error}") from None
         (write_jsonl if args.format == "openai-jsonl" else write_dataset)(records, out)
+        print_older_passes(args.db, include_oracle=not args.no_oracle)
         demonstrations = sum(record.demonstration for record in records)
         stats = statistics(args.db, len(records), demonstrations)
         stats_path = out.parent / f"{out.name}.stats.json"

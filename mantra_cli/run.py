@@ -102,7 +102,8 @@ def parser() -> argparse.ArgumentParser:
         "--resume",
         action="store_true",
         help="continue the run named by --run-name (without it: the latest run of the suite and model); refused "
-        "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles or --timeout changed",
+        "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles, --timeout or the grader "
+        "version changed",
     )
     cli.add_argument(
         "--retry-errors",
@@ -179,6 +180,12 @@ def _estimate(estimate: Any) -> str:
 
 def _rate(value: float, unit: str) -> str:
     return "n/a (no scored episodes)" if math.isnan(value) else f"{value:.1%} {unit}"
+
+
+def _unrequested(summary: RunSummary) -> str:
+    if not summary.graded_for_writes:
+        return "not graded for writes (the suite stores no oracle plans: checks only)" if summary.scored else "n/a"
+    return _rate(summary.unrequested_write_rate, f"of the {summary.graded_for_writes} episodes graded for writes")
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
@@ -325,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
             ]
         rows += [
             ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
+            ("unrequested writes", _unrequested(summary)),
             ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
             ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
         ]

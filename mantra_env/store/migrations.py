@@ -39,6 +39,30 @@ FROM check_verdicts c JOIN runs r USING (run_id)
 WHERE NOT c.passed;
 """
 
+# 4: the views of migration 2, with v_episodes giving the run's grader version and whether the episode was graded
+# for writes, and v_unrequested_writes: one row per unrequested write (failure category ``unrequested_write``,
+# charged to that call's step).
+_VIEWS_4 = (
+    """
+CREATE VIEW v_episodes AS
+SELECT e.*, r.model, r.agent, r.suite, r.name AS run_name, coalesce(r.grader_version, 1) AS grader_version,
+       e.status <> 'error' AS scored,
+       e.steps = 0 AND e.status <> 'error' AS empty_trace,
+       e.unrequested_writes IS NOT NULL AS graded_for_writes
+FROM episodes e JOIN runs r USING (run_id);
+"""
+    + _VIEWS_2[_VIEWS_2.index("CREATE VIEW v_task_counts") :]
+    + """
+CREATE VIEW v_unrequested_writes AS
+SELECT e.run_id, e.case_id, e.attempt, r.model, r.suite, 'unrequested_write' AS category,
+       CAST(json_extract(w.value, '$.step') AS INTEGER) AS step,
+       json_extract_string(w.value, '$.tool') AS tool,
+       json_extract(w.value, '$.args') AS arguments
+FROM episodes e JOIN runs r USING (run_id), json_each(e.unrequested_writes) w
+WHERE e.unrequested_writes IS NOT NULL;
+"""
+)
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: the rollout tables.
     """
@@ -109,8 +133,21 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN suite_hash VARCHAR;
     ALTER TABLE runs ADD COLUMN settings JSON;
     """,
+    # 4: the verdict's two parts apart (issue 31). Each run records the grader that scored it (1: the checks
+    # alone, every run stored before). Each episode keeps whether every check passed (``all_checks_passed``; the
+    # ``status`` stays the combined verdict) and its unrequested writes, a JSON list of {step, tool, args}: NULL is
+    # "not graded for writes" (every episode stored before, and a case without a stored oracle plan), never "none".
+    # No column default: the store writes every run's version from its RunRecord, so none is claimed silently.
+    """
+    ALTER TABLE runs ADD COLUMN grader_version INTEGER;
+    UPDATE runs SET grader_version = 1;
+    ALTER TABLE episodes ADD COLUMN all_checks_passed BOOLEAN;
+    ALTER TABLE episodes ADD COLUMN unrequested_writes JSON;
+    UPDATE episodes SET all_checks_passed = checks_passed = checks_total WHERE checks_total IS NOT NULL;
+    """
+    + _VIEWS_4.replace("CREATE VIEW", "CREATE OR REPLACE VIEW"),
 )
 
-VIEWS = _VIEWS_2.replace("CREATE VIEW", "CREATE OR REPLACE VIEW")
+VIEWS = _VIEWS_4.replace("CREATE VIEW", "CREATE OR REPLACE VIEW")
 """The views of the latest schema: recreated on every open for writing, and created as temporary views (which
 shadow the file's own) on every open for reading, so that no view stored in a file is trusted."""

@@ -7,11 +7,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.trace import Trace
 from mantra_env.verdict import Verdict
 
 EpisodeStatus = Literal["passed", "failed", "error"]
 """``error`` means the episode could not be graded (infrastructure failure); it is never an agent failure."""
+
+
+GRADER_NAMES = {1: "the checks alone", 2: "the checks and unrequested writes"}
+"""What each grader version (:data:`~mantra_env.grading.GRADER_VERSION`) scored, as the store's messages say it."""
+
+
+def grader_name(version: int) -> str:
+    """What grader ``version`` scored, in words."""
+    return GRADER_NAMES.get(version, "unknown to this mantra-env")
 
 
 def utc_now() -> datetime:
@@ -40,6 +50,12 @@ class RunRecord(BaseModel):
     settings: dict[str, JsonValue] = Field(
         default_factory=dict,
         description="What decides the run's episodes (attempts, seed, caps): a resumed run must match it.",
+    )
+    grader_version: int = Field(
+        default=GRADER_VERSION,
+        ge=1,
+        description="The grader that scored the run's episodes (mantra_env.grading.GRADER_VERSION when it ran; 1, "
+        "the checks alone, for runs stored before schema version 4).",
     )
 
     def differences(self, new: RunRecord) -> list[str]:

@@ -32,9 +32,9 @@ from mantra_env.store.appender import (
 )
 from mantra_env.store.errors import StoreError
 from mantra_env.store.migrations import MIGRATIONS, VIEWS
-from mantra_env.store.records import EpisodeRecord, RunRecord
+from mantra_env.store.records import EpisodeRecord, RunRecord, grader_name
 from mantra_env.store.schema import check_readable, checked_version
-from mantra_env.verdict import OUTCOME_ADAPTER
+from mantra_env.verdict import OUTCOME_ADAPTER, Verdict
 
 DEFAULT_DB = Path("results") / "mantra.duckdb"
 
@@ -56,9 +56,16 @@ def _text(value: str | None) -> str | None:
     return _SURROGATE.sub(lambda char: f"\\u{ord(char[0]):04x}", value)
 
 
+def _unrequested_json(verdict: Verdict | None) -> str | None:
+    """The ``unrequested_writes`` column: a JSON list of {step, tool, args}; None when not graded for writes."""
+    if verdict is None or verdict.unrequested_writes is None:
+        return None
+    return _json([write.model_dump(mode="json") for write in verdict.unrequested_writes])
+
+
 def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> EpisodeRows:
-    """The rows ``episode`` is stored as (column order of migration 1); ``replaces_error``: see
-    :attr:`EpisodeRows.replaces_error`."""
+    """The rows ``episode`` is stored as (column order of the migrations: each appends its columns); ``replaces_error``:
+    see :attr:`EpisodeRows.replaces_error`."""
     key = [episode.run_id, episode.case_id, episode.attempt]
     verdict = episode.verdict
     trace = episode.trace
@@ -83,6 +90,8 @@ def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> Epi
             _json(episode.messages),
             episode.started_at,
             episode.finished_at,
+            verdict.checks_passed if verdict else None,
+            _unrequested_json(verdict),
         ],
         steps=[
             [
@@ -223,6 +232,13 @@ class RolloutStore:
         in anything that decides its episodes (:meth:`RunRecord.differences`)."""
         existing = self.run_record(run.run_id)
         if existing is not None:
+            if existing.grader_version != run.grader_version:
+                raise StoreError(
+                    f"run {run.run_id!r} was graded by grader version {existing.grader_version} "
+                    f"({grader_name(existing.grader_version)}), this mantra-env grades with version "
+                    f"{run.grader_version} ({grader_name(run.grader_version)}): resuming it would score its episodes "
+                    "two ways; start a new run with another --run-name (the stored run stays as it is)"
+                )
             changed = existing.differences(run)
             if changed:
                 raise StoreError(
@@ -233,7 +249,7 @@ class RolloutStore:
             return
         self.conn.execute(
             "INSERT INTO runs (run_id, name, suite, suite_version, model, agent, code_version, config, created_at, "
-            "suite_hash, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "suite_hash, settings, grader_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run.run_id,
                 run.name,
@@ -246,6 +262,7 @@ class RolloutStore:
                 run.created_at,
                 run.suite_hash,
                 _json(run.settings),
+                run.grader_version,
             ],
         )
 
@@ -264,7 +281,7 @@ class RolloutStore:
         """The stored run ``run_id``, or None."""
         row = self.conn.execute(
             "SELECT run_id, name, suite, suite_version, model, agent, code_version, config, epoch_us(created_at), "
-            "suite_hash, settings FROM runs WHERE run_id = ?",
+            "suite_hash, settings, coalesce(grader_version, 1) FROM runs WHERE run_id = ?",
             [run_id],
         ).fetchone()
         if row is None:
@@ -274,7 +291,7 @@ class RolloutStore:
         fields["config"] = json.loads(row[7]) if row[7] else {}
         settings = json.loads(row[10]) if row[10] else {}
         created_at = datetime.fromtimestamp(row[8] / 1e6, UTC)  # fetching a TIMESTAMPTZ needs pytz
-        return RunRecord(**fields, created_at=created_at, suite_hash=row[9], settings=settings)
+        return RunRecord(**fields, created_at=created_at, suite_hash=row[9], settings=settings, grader_version=row[11])
 
     def runs_of(self, suite: str, model: str) -> list[str]:
         """Ids of the runs of ``suite`` with ``model``, the latest first."""

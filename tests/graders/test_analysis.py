@@ -10,6 +10,8 @@ from graders.metrics import pass_at_k, pass_hat_k
 from mantra_env.checks import parse_check
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, Usage
 from mantra_env.trace import ToolCall, Trace
+from mantra_env.unrequested import UnrequestedWrite
+from mantra_env.verdict import Verdict
 
 CHECKS = [
     parse_check("CALL check_inventory() PRECEDES CALL assign_picker()"),
@@ -82,3 +84,20 @@ def test_top_tools_per_category(store: RolloutStore) -> None:
 def test_unknown_run(store: RolloutStore) -> None:
     with pytest.raises(KeyError, match="no run 'nope'"):
         summarize_run(store, "nope")
+
+
+def test_an_unrequested_write_is_a_failure_category_of_its_own_charged_to_its_call(store: RolloutStore) -> None:
+    """Issue 31: the checks pass, the write nobody asked for fails the episode and is counted on its own."""
+    trace = Trace(calls=(*episode("D", 0, GOOD).trace.calls, ToolCall(step=2, tool="refund", kind="write")))
+    write = UnrequestedWrite(step=2, tool="refund", args={"order_id": "O1"})
+    verdict = Verdict.combined(grade(trace, CHECKS).checks, (write,))
+    assert verdict.checks_passed and not verdict.passed
+    store.record_episode(EpisodeRecord(run_id="r1", case_id="D", attempt=0, status="failed", verdict=verdict,
+                                       trace=trace))  # fmt: skip
+    counts = {(c.category, c.count) for c in failure_categories(store)}
+    assert ("unrequested_write", 1) in counts and len(counts) == 5
+    assert sum(c.share for c in failure_categories(store)) == pytest.approx(1.0)
+    assert ("ops", "unrequested_write", "refund", 1) in top_tools_per_category(store)
+    summary = summarize_run(store, "r1", k=1)
+    assert summary.pass_at_1.value == pytest.approx((1 + 0.5 + 0 + 0) / 4)
+    assert (summary.graded_for_writes, summary.unrequested_write_rate) == (1, 1.0)  # the others: checks only

@@ -13,14 +13,24 @@ from hypothesis import strategies as st
 
 from agents.base import play
 from agents.scripted import SCRIPTED
-from graders.export import ExportError, ExportRecord, export_records, message_problems, trace_messages
+from graders.export import (
+    ExportError,
+    ExportRecord,
+    export_records,
+    message_problems,
+    older_grader_passes,
+    trace_messages,
+)
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.resume import suite_hash
 from mantra_env.store import RolloutStore, appender
 from mantra_env.store.records import EpisodeRecord, RunRecord
 from mantra_env.store.writer import EpisodeWriter
 from mantra_env.trace import ToolCall, ToolError, Trace
+from mantra_env.unrequested import UnrequestedWrite
+from mantra_env.verdict import Verdict
 from tests.checks.strategies import json_values
 
 SUITE = "operations/starter"
@@ -230,3 +240,44 @@ def test_every_trace_becomes_a_well_formed_conversation(drawn: list[Any], answer
     for call, message in zip(calls, tool_answers, strict=True):
         shown = json.loads(str(message["content"]))
         assert shown == ({"error": call.error.model_dump()} if call.error else {"result": call.result})
+
+
+# -- the combined verdict (issue 31) ------------------------------------------------------------------------------
+def _verdicts_db(path: Path) -> UnrequestedWrite:
+    """A model's run of this grader version: attempt 0 passes every check but makes an unrequested write, attempt 1
+    passes both; and a run of grader 1 (checks only) whose episode passed. Returns the unrequested write."""
+    case_id, played = _oracle_episode()
+    trace: Trace = played["trace"]
+    checks = played["verdict"].checks
+    write = UnrequestedWrite(step=0, tool=trace.calls[0].tool, args=dict(trace.calls[0].args))
+    with RolloutStore(path) as store:
+        store.start_run(RunRecord(run_id="new", suite=SUITE, model="some-model", agent="strands"))
+        store.start_run(RunRecord(run_id="old", suite=SUITE, model="some-model", agent="strands", grader_version=1))
+        for run_id, attempt, verdict in (
+            ("new", 0, Verdict.combined(checks, (write,))),
+            ("new", 1, Verdict.combined(checks, ())),
+            ("old", 0, Verdict.combined(checks, None)),
+        ):
+            status = "passed" if verdict.passed else "failed"
+            store.record_episode(EpisodeRecord(run_id=run_id, case_id=case_id, attempt=attempt, status=status,
+                                               reward=float(verdict.passed), verdict=verdict, trace=trace))  # fmt: skip
+    return write
+
+
+def test_an_unrequested_write_fails_the_export_and_is_carried(tmp_path: Path) -> None:
+    write = _verdicts_db(tmp_path / "v.duckdb")
+    records = {(r.run_id, r.attempt): r for r in export_records(tmp_path / "v.duckdb")}
+    unasked, clean, old = records["new", 0], records["new", 1], records["old", 0]
+    assert unasked.status == "failed" and unasked.verdict is not None
+    assert unasked.verdict["checks_passed"] is True and unasked.verdict["passed"] is False
+    assert unasked.unrequested_writes == [write.model_dump(mode="json")]
+    assert (clean.status, clean.unrequested_writes, clean.grader_version) == ("passed", [], GRADER_VERSION)
+    assert (old.status, old.unrequested_writes, old.grader_version) == ("passed", None, 1)  # not graded for writes
+
+
+def test_passed_only_is_the_combined_verdict_of_this_grader(tmp_path: Path) -> None:
+    """The checks-only pass is left out (and counted), as is the pass of a run an older grader scored."""
+    _verdicts_db(tmp_path / "v.duckdb")
+    (record,) = export_records(tmp_path / "v.duckdb", passed_only=True)
+    assert (record.run_id, record.attempt) == ("new", 1)
+    assert older_grader_passes(tmp_path / "v.duckdb") == 1

@@ -10,6 +10,8 @@ import pytest
 from graders.analysis import UNREADABLE_CHECK, failed_tool, summarize_runs
 from graders.leaderboard import comparisons, curves, domain_table, leaderboard, leaderboard_table
 from graders.metrics import compare_paired, pass_at_1
+from mantra_env.errors import MantraError
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore, RunRecord, Usage
 
 from .test_analysis import FORBIDDEN, GOOD, WRITE_FIRST, episode
@@ -25,11 +27,12 @@ def add_run(
     suite: str = "ops/main",
     suite_hash: str | None = "h1",
     settings: dict[str, object] | None = None,
+    grader_version: int = GRADER_VERSION,
 ) -> None:
     """A run of ``model`` whose case ``c`` has attempts ``plan[c]`` (tool sequences)."""
     stored = dict(SETTINGS if settings is None else settings)
     store.start_run(RunRecord(run_id=run, suite=suite, model=model, agent="a", suite_hash=suite_hash,
-                              settings=stored))  # type: ignore[arg-type]  # fmt: skip
+                              settings=stored, grader_version=grader_version))  # type: ignore[arg-type]  # fmt: skip
     for case, attempts in plan.items():
         for attempt, tools in enumerate(attempts):
             store.record_episode(episode(case, attempt, tools, run=run))
@@ -179,3 +182,22 @@ def test_a_second_place_shared_by_several_models_is_stated(store: RolloutStore) 
     (found,) = comparisons(leaderboard(store, ["top", "c", "b", "a"], 2, {}))
     assert (found.second.summary.model, found.tied_with_second) == ("a", ("b", "c"))
     assert found.verdict.endswith("; tied with second: b, c") and not found.tie
+
+
+def test_runs_graded_by_different_grader_versions_are_never_pooled(store: RolloutStore) -> None:
+    """Issue 31: a run graded on the checks alone (stored before unrequested writes counted) is a row of its own,
+    says so, and is neither pooled nor paired with one graded for writes."""
+    add_run(store, "new", "m", {"A": [GOOD, GOOD], "B": [GOOD, GOOD]})
+    add_run(store, "old", "m", {"A": [GOOD, GOOD], "B": [GOOD, FORBIDDEN]}, grader_version=1)
+    add_run(store, "other", "n", {"A": [GOOD, GOOD], "B": [GOOD, GOOD]}, grader_version=1)
+    rows = table_rows(store, ["new", "old", "other"])
+    assert [(r["runs"], r["grader"], r["unrequested write (%)"]) for r in rows] == [
+        ("new", f"{GRADER_VERSION} (no oracle plans: checks only)", "not graded for writes"),
+        ("other", "1 (checks only: not graded for writes)", "not graded for writes"),
+        ("old", "1 (checks only: not graded for writes)", "not graded for writes"),
+    ]
+    with pytest.raises(MantraError, match=r"graded by different grader versions \(1, 2\) and cannot be pooled"):
+        summarize_runs(store, ["new", "old"], 2)
+    assert comparisons(leaderboard(store, ["new", "old", "other"], 2, {})) == []  # n (grader 1) is not m's rival
+    table = domain_table(leaderboard(store, ["new", "old", "other"], 2, {}))
+    assert [row[0] for row in table.rows] == ["m", "m (grader 1)", "n (grader 1)"]

@@ -88,6 +88,10 @@ def test_d10_report_on_an_older_or_newer_schema(db: Path, tmp_path: Path, capsys
     with RolloutStore(db) as store:
         store.conn.execute("DELETE FROM schema_migrations WHERE version > 1")  # back to what version 1 made
         store.conn.execute("ALTER TABLE runs DROP COLUMN suite_hash; ALTER TABLE runs DROP COLUMN settings")
+        store.conn.execute("ALTER TABLE runs DROP COLUMN grader_version")
+        store.conn.execute("DROP VIEW v_unrequested_writes")
+        store.conn.execute("ALTER TABLE episodes DROP COLUMN all_checks_passed")
+        store.conn.execute("ALTER TABLE episodes DROP COLUMN unrequested_writes")
         for view in ("v_failed_checks", "v_attempt_behaviour", "v_first_steps", "v_task_counts", "v_episodes"):
             store.conn.execute(f"DROP VIEW {view}")
     assert main(["--db", str(db), "--out", str(tmp_path / "out")]) == 2

@@ -29,6 +29,7 @@ from graders.metrics import (
 )
 from graders.report import build_report, main
 from mantra_env.domains import find_suite, load_domain
+from mantra_env.grading import GRADER_VERSION
 from mantra_env.smt import implied_checks
 from mantra_env.store import RolloutStore
 
@@ -172,6 +173,8 @@ def test_leaderboard_equals_the_metric_functions(
                 "Pass@1 (%)": ci(summary.pass_at_1),
                 f"Pass@{K} (%)": ci(summary.pass_at_k),
                 f"Pass^{K} (%)": ci(summary.pass_hat_k),
+                "grader": f"{GRADER_VERSION} (no oracle plans: checks only)",  # the starter suite stores none
+                "unrequested write (%)": "not graded for writes",
                 "premature write (%)": pct(summary.premature_write_rate),
                 "empty trace (%)": pct(summary.empty_trace_rate),
                 "crash (%)": "0.0",
@@ -231,10 +234,12 @@ def test_failure_tables_equal_the_analysis(form: str, report: Path, scripted_db:
         top_tools = top_tools_per_category(store)
         failed = dict(store.query("SELECT model, count(*) FROM check_verdicts JOIN runs USING (run_id) "
                                   "WHERE NOT passed GROUP BY model"))  # fmt: skip
+        for model, writes in store.query("SELECT model, count(*) FROM v_unrequested_writes GROUP BY model"):
+            failed[model] = failed.get(model, 0) + writes
     header, *rows = tables["Failure categories"]
-    assert header == ["model", "suite", "category", "failed checks", "share (%)"]
+    assert header == ["model", "suite", "category", "failures", "share (%)"]
     assert rows == [[c.model, c.suite, CATEGORY_LABELS[c.category], str(c.count), pct(c.share)] for c in categories]
-    for model, count in failed.items():  # every failed check is in exactly one category
+    for model, count in failed.items():  # every failed check and unrequested write is in exactly one category
         assert sum(int(row[3]) for row in rows if row[0] == model) == count
     assert "scripted:oracle" not in failed and failed["scripted:noop"] > 0
     _, *tool_rows = tables["Top tools per failure category"]

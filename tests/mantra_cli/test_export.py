@@ -90,3 +90,27 @@ def test_n7_an_out_that_cannot_be_written_is_one_line_and_leaves_nothing(
     err = capsys.readouterr().err
     assert f"{folder} is a folder" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert [path.name for path in tmp_path.rglob("*")] == ["existing", "kept"]  # no temporary file left
+
+
+def test_passed_only_says_which_passes_an_older_grader_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31: a run graded on the checks alone was never checked for unrequested writes; --passed-only leaves its
+    passes out and says so, also when nothing else is left."""
+    import duckdb
+
+    from tests.graders.test_export import _verdicts_db
+
+    db, out = tmp_path / "v.duckdb", tmp_path / "p.jsonl"
+    _verdicts_db(db)
+    assert export_main(["--db", str(db), "--format", "openai-jsonl", "--passed-only", "--out", str(out)]) == 0
+    (line,) = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["unrequested_writes"] == [] and json.loads(line)["status"] == "passed"
+    assert "note: 1 passed episode(s) of runs graded by an older grader" in capsys.readouterr().err
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("DELETE FROM episodes WHERE run_id = 'new' AND attempt = 1")
+    assert (
+        export_main(["--db", str(db), "--format", "openai-jsonl", "--passed-only", "--out", str(out), "--force"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "1 passed episode(s) of runs graded by an older grader" in err and len(err.strip().splitlines()) == 1

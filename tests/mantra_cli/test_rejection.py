@@ -13,8 +13,10 @@ import pytest
 
 from agents.scripted import oracle_plan
 from graders.export import message_problems
-from mantra_cli.rejection import main
+from mantra_cli.rejection import main, run_name, statistics
 from mantra_env.domains import find_suite
+from mantra_env.grading import GRADER_VERSION
+from mantra_env.store import RolloutStore, RunRecord
 from tests.agents.stub_server import serve, text, tool_call
 from tests.mantra_cli.test_run import stub_models
 
@@ -91,3 +93,32 @@ def test_nothing_kept_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert "error: nothing to keep" in err and "Traceback" not in err
     assert not (tmp_path / "sft.jsonl").exists()
+
+
+def test_statistics_count_the_combined_verdicts_of_this_grader_only(tmp_path: Path) -> None:
+    """Issue 31: the run an older grader scored is neither counted nor kept; a pass with an unrequested write is
+    a failure."""
+    from tests.graders.test_export import _verdicts_db
+
+    _verdicts_db(tmp_path / "v.duckdb")
+    entry = statistics(str(tmp_path / "v.duckdb"), kept=1, demonstrations=0)["models"]["some-model"]
+    assert (entry["sampled"], entry["passed"], entry["cases_with_a_pass"]) == (2, 1, 1)
+
+
+def test_a_rejection_database_of_an_older_grader_is_sampled_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model's run of an older grader cannot be resumed (its verdicts mean less): a run of its own is sampled."""
+    db = tmp_path / "r.duckdb"
+    with RolloutStore(db) as store:  # as `mantra rejection-sample` left it before unrequested writes were graded
+        store.start_run(RunRecord(run_id="rejection-scripted-noop", suite="operations/starter", model="scripted:noop",
+                                  agent="scripted:noop", grader_version=1))  # fmt: skip
+    args = ["--model", "scripted:noop", "--k", "1", "--cases", "fig1-case1", "--no-oracle", "--db", str(db)]
+    assert main([*args, "--out", str(tmp_path / "sft.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to keep" in err and "refused" not in err
+    with RolloutStore(db, read_only=True) as store:
+        assert store.query("SELECT run_id, grader_version FROM runs ORDER BY run_id") == [
+            ("rejection-scripted-noop", 1),
+            (run_name("scripted:noop"), GRADER_VERSION),
+        ]

@@ -30,6 +30,7 @@ def test_oracle_run_prints_the_summary_and_stores_every_episode(
     out = capsys.readouterr().out
     assert "run oracle: scripted:oracle on operations/starter, 14 cases x 2 attempts" in out
     assert "Pass@1             100.0%" in out and "Pass^2             100.0%" in out
+    assert "unrequested writes not graded for writes (the suite stores no oracle plans: checks only)" in out
     assert f"rollouts: {db}" in out
     with RolloutStore(db) as store:
         assert store.query("SELECT count(*), count(*) FILTER (WHERE status = 'passed') FROM episodes") == [(28, 28)]
@@ -41,6 +42,14 @@ def test_oracle_run_prints_the_summary_and_stores_every_episode(
     assert "28 episodes were already stored" in capsys.readouterr().out
     with RolloutStore(db) as store:
         assert store.query("SELECT count(*) FROM episodes") == [(28,)]
+
+
+def test_the_summary_gives_the_unrequested_writes_of_a_suite_with_oracle_plans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--model", "scripted:oracle", "--suite", "operations/generated", "--attempts", "1"]
+    assert main([*args, "--cases", "generated-s000-1", "--db", str(tmp_path / "r.duckdb")]) == 0
+    assert "unrequested writes 0.0% of the 1 episodes graded for writes" in capsys.readouterr().out
 
 
 def test_noop_fails_and_case_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -240,6 +249,25 @@ def test_d4_resuming_with_a_changed_suite_is_refused(tmp_path: Path, capsys: pyt
     assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume", "--suite", str(suite)]) == 2
     _one_line_error(capsys, "suite content (hash of cases, manual, tools, database): ")
     assert _rows(db) == before
+
+
+def test_resuming_a_run_graded_by_another_grader_version_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 31: a run stored before unrequested writes were graded (grader 1) is not continued by grader 2."""
+    import duckdb
+
+    db = tmp_path / "r.duckdb"
+    assert main([*NOOP, "--db", str(db), "--run-name", "R"]) == 0
+    conn = duckdb.connect(str(db))  # as migration 4 leaves a run stored before it
+    conn.execute("UPDATE runs SET grader_version = 1")
+    conn.close()
+    before = _rows(db)
+    capsys.readouterr()
+    assert main([*NOOP, "--db", str(db), "--run-name", "R", "--resume"]) == 2
+    _one_line_error(capsys, "run 'R' was graded by grader version 1 (the checks alone)", "another --run-name")
+    assert _rows(db) == before
+    assert main([*NOOP, "--db", str(db), "--run-name", "R2"]) == 0  # what the message says to do
 
 
 def test_d4_retry_errors_reruns_the_error_episodes_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

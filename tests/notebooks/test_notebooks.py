@@ -74,4 +74,5 @@ def test_failure_modes_shows_figures_and_drills_into_the_model_and_case(environm
     assert f"{environment}: 4 run(s)" in text
     assert "missing_required_call" in text and "premature_write_pct" in text
     assert "case fig1-case1, attempt " in text and ", model scripted:random: " in text
+    assert "unrequested writes: not graded for writes" in text  # the starter suite stores no oracle plans
     assert len(outputs_of(notebook, "image/png")) == 2  # category bars and premature-write heatmap

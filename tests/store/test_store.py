@@ -69,6 +69,7 @@ def test_exact_columns_are_pinned() -> None:
             "created_at",
             "suite_hash",
             "settings",
+            "grader_version",
         ],
         "episodes": [
             "run_id",
@@ -90,6 +91,8 @@ def test_exact_columns_are_pinned() -> None:
             "messages",
             "started_at",
             "finished_at",
+            "all_checks_passed",
+            "unrequested_writes",
         ],
         "steps": [
             "run_id",
@@ -292,6 +295,9 @@ def test_a_failed_migration_is_one_clear_error_and_leaves_the_file_at_its_versio
     with RolloutStore(path) as store:  # back to version 1, but with a view in the way of migration 2
         store.conn.execute("DELETE FROM schema_migrations WHERE version > 1")
         store.conn.execute("ALTER TABLE runs DROP COLUMN suite_hash; ALTER TABLE runs DROP COLUMN settings")
+        store.conn.execute("ALTER TABLE runs DROP COLUMN grader_version")
+        store.conn.execute("ALTER TABLE episodes DROP COLUMN all_checks_passed")
+        store.conn.execute("ALTER TABLE episodes DROP COLUMN unrequested_writes")
     with pytest.raises(StoreError, match=r"cannot migrate rollout database .* to schema version 2 .*left at version 1"):
         RolloutStore(path)
     conn = duckdb.connect(str(path), read_only=True)
