@@ -25,6 +25,12 @@ for two workloads, reset (fresh database) and grading included:
 
 Reset times (``env.reset``: fresh database, patch, toolkit, opening observation) are reported per workload, and
 the calibration line times ``sum(range(1000))`` so that figures from different machines can be compared.
+
+* ``end of episode``: per suite with stored oracle plans, the grading an episode with writes costs at its end:
+  ``grade_case`` (the checks and the unrequested-write rule, the rule compiled afresh as the runner and the export
+  use it) against ``grade`` (the checks alone) on the oracle's traces of the cases whose plan writes. The env
+  compiles the rule once per case and judges each write as it is made, so its own end-of-episode cost is the
+  checks' plus a tuple.
 """
 
 from __future__ import annotations
@@ -50,10 +56,12 @@ from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.domains import Domain, find_suite, load_domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.grading import grade, grade_case
+from mantra_env.trace import ToolCall, Trace
 from tests.env.test_env import CALL_CHECK, CALL_ORDER, DOMAIN, SUITE
 
 TARGET = 10_000
-OPERATIONS_ID = "mantra/operations-v1"
+OPERATIONS_ID = "mantra/operations-v2"
 RESET_TARGET_US = 1_000
 
 
@@ -291,6 +299,36 @@ def measure_domain(name: str, episodes: list[Episode], count: int, repeats: int)
     print(f"  (for comparison, parsing the base database as resets did before: {time.process_time() - start:.3f} s)")
 
 
+def end_of_episode(suite_name: str, repeats: int) -> None:
+    """Microseconds per episode of ``grade_case`` and of ``grade`` on the oracle traces with writes of a suite."""
+    domain, suite = find_suite(suite_name)
+    assert domain is not None
+    tools = domain.tool_specs()
+    kinds = {spec.name: spec.kind for spec in tools}
+    episodes = []
+    for case in suite.cases:
+        calls = tuple(
+            ToolCall(step=step, tool=call.tool, args=call.arguments, kind=kinds.get(call.tool))
+            for step, call in enumerate(case.oracle_plan or ())
+        )
+        if any(call.kind == "write" for call in calls):
+            episodes.append((case, Trace(calls=calls)))
+    if not episodes:
+        return
+
+    def per_episode(grader: Any) -> float:
+        runs = timeit.repeat(lambda: [grader(case, trace) for case, trace in episodes], number=20, repeat=repeats)
+        return min(runs) / 20 / len(episodes) * 1e6
+
+    combined = per_episode(lambda case, trace: grade_case(trace, case, tools))
+    checks = per_episode(lambda case, trace: grade(trace, case.checks))
+    print(
+        f"  end of episode ({suite_name}, {len(episodes)} oracle episodes with writes): grade_case "
+        f"{combined:.1f} us per episode, grade (the checks alone) {checks:.1f} us: "
+        f"the rule adds {combined - checks:.1f} us"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--episodes", type=int, default=2000)
@@ -313,8 +351,11 @@ def main() -> None:
                 f"{len(plans)} cases of {name}/{suite.manifest.name} replayed by the oracle, {steps:.1f} steps each"
             )
             report(name, measured, detail)
+            end_of_episode(name, args.repeats)
         else:  # no suite yet: a fixed, realistic plan per episode stands in for the oracle
             measure_domain(name, fixed[name](40), args.episodes, args.repeats)
+
+    end_of_episode("operations/generated", args.repeats)
 
     minimal = [CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_ORDER, CALL_CHECK, CALL_CHECK, CALL_CHECK, FINAL]
     rates = measure(MantraEnv(SUITE, DOMAIN, max_steps=50), [(SUITE.cases[0].id, minimal)], args.episodes, args.repeats)

@@ -18,6 +18,7 @@ from mantra_env.rewards import REWARD_MODES, RewardMode, expected_misses, obliga
 from mantra_env.spaces import JsonText, ToolCallSpace
 from mantra_env.toolkit import Toolkit
 from mantra_env.trace import ToolCall, ToolError, Trace
+from mantra_env.unrequested import RequestedWrites, UnrequestedWrite
 from mantra_env.verdict import VERDICT_ADAPTER, Verdict
 
 UNPARSEABLE = "<unparseable>"
@@ -29,7 +30,8 @@ class MantraEnv(gym.Env[str, str]):
     ## Description
     The agent receives a procedural manual, a scenario prompt and the domain's tools. It acts by calling tools
     against a simulated database (a fresh copy per episode, with the case's database patch applied) and ends
-    the episode with a final answer. The trace of tool calls is graded by the case's checks.
+    the episode with a final answer. The trace of tool calls is graded by the case's checks and for unrequested
+    writes (:func:`mantra_env.grading.grade_case`: an accepted write the case never asks for fails the episode).
 
     ## Action Space
     :class:`~mantra_env.spaces.ToolCallSpace`: one JSON object as text, either a tool call ``{"tool":
@@ -46,10 +48,11 @@ class MantraEnv(gym.Env[str, str]):
     final answer: ``{"done": true}``.
 
     ## Rewards
-    By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes; ``fraction`` the share
-    of the case's obligations met (checks only an action can satisfy) minus the share of prohibitions broken
-    (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one never pays), floored at 0;
-    ``shaped`` ``fraction`` minus 0.02 per tool error. The no-op agent earns 0 in every mode on a case with an
+    By ``reward_mode`` (:mod:`mantra_env.rewards`): ``binary`` 1.0 iff every check passes and no write was
+    unrequested; ``fraction`` the share of the case's obligations met (checks only an action can satisfy) minus
+    the share of prohibitions broken (``NO-CALL``, ``AFTER``/``BEFORE``: kept by doing nothing, so keeping one
+    never pays; each unrequested write counts as one more), floored at 0; ``shaped`` ``fraction`` minus 0.02 per
+    tool error. The no-op agent earns 0 in every mode on a case with an
     obligation; only a compliant trace earns 1. By default the reward comes at the end (0 on every other step).
     With ``dense=True`` every step pays the change of the mode's reward of the trace so far (potential-based:
     the episode's rewards sum to exactly its final reward). A truncated episode is graded on the calls it made.
@@ -66,8 +69,9 @@ class MantraEnv(gym.Env[str, str]):
     (default 30).
 
     ## Info
-    ``case_id``, ``trace`` (the :class:`~mantra_env.trace.Trace` so far), ``step``; at the end ``verdict`` (a
-    :class:`~mantra_env.verdict.Verdict`) and ``verdict_json``.
+    ``case_id``, ``trace`` (the :class:`~mantra_env.trace.Trace` so far), ``step``; at the end ``verdict`` (the
+    combined :class:`~mantra_env.verdict.Verdict`: ``checks_passed``, ``unrequested_writes``, None for a case
+    without a stored oracle plan, and ``passed``) and ``verdict_json``.
 
     ## Version History
     * v0: initial version.
@@ -75,6 +79,9 @@ class MantraEnv(gym.Env[str, str]):
       for vacuously kept checks: the no-op agent earned 0.18); ``dense``; JSON text spaces that fit shared
       memory, with schema-valid samples; a tool result over ``MAX_RESULT_BYTES`` is the error
       ``result_too_large``.
+    * v2: an accepted write the case never asks for (:mod:`mantra_env.unrequested`) fails the episode:
+      ``binary`` pays 0, ``fraction``/``shaped`` count it as a broken prohibition, ``dense`` charges it on its
+      step; the verdict carries ``checks_passed`` and ``unrequested_writes``.
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 - gymnasium declares it as a class attribute
@@ -102,6 +109,8 @@ class MantraEnv(gym.Env[str, str]):
         self.reward_mode: RewardMode = reward_mode
         self.dense = dense
         self._obligations: dict[str, tuple[bool, ...]] = {}  # per case id, computed at its first reset
+        self._requested: dict[str, RequestedWrites | None] = {}  # likewise; None: no stored oracle plan
+        self._unrequested: list[UnrequestedWrite] = []  # this episode's, judged call by call as they happen
         self._potential = 0.0  # the dense reward paid so far in this episode
         self._errors = 0
         self.max_steps = max_steps
@@ -131,8 +140,13 @@ class MantraEnv(gym.Env[str, str]):
         self._calls = []
         self._done = False
         self._potential, self._errors = 0.0, 0
+        self._unrequested = []
         if self.case.id not in self._obligations:
             self._obligations[self.case.id] = obligations(self.case.checks)
+            plan = self.case.oracle_plan
+            self._requested[self.case.id] = (
+                None if plan is None else RequestedWrites(self.case.checks, plan, self._constants.specs)
+            )
         return self._opening(self.case), self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -163,13 +177,16 @@ class MantraEnv(gym.Env[str, str]):
             )  # fmt: skip
         self._calls.append(call)
         self._errors += call.error is not None
+        requested = self._requested[self.case.id]
+        if requested is not None and requested.is_unrequested(call):  # judged alone: later calls cannot change it
+            self._unrequested.append(UnrequestedWrite(step=call.step, tool=call.tool, args=call.args))
         error = call.error
         observation = f'{{"result": {result_text}}}' if error is None else self._error_observation(error)
         if len(self._calls) >= self.max_steps:
             return self._finish(observation, truncated=True, answer=None)
         paid = 0.0
         if self.dense:
-            potential = self._reward(grade(self.trace, self.case.checks))
+            potential = self._reward(self._verdict(self.trace))
             paid, self._potential = potential - self._potential, potential
         return observation, paid, False, False, self._info()
 
@@ -220,13 +237,21 @@ class MantraEnv(gym.Env[str, str]):
         assert self.case is not None
         self._done = True
         trace = Trace.model_construct(calls=tuple(self._calls), final_answer=answer)
-        verdict = grade(trace, self.case.checks)
+        verdict = self._verdict(trace)
         info = self._info(verdict=verdict, verdict_json=VERDICT_ADAPTER.dump_python(verdict, mode="json"))
         info["trace"] = trace
         final = self._reward(verdict)
         self.last_trace, self.last_verdict, self.last_reward = trace, verdict, final
         paid = final - self._potential if self.dense else final
         return observation, paid, not truncated, truncated, info
+
+    def _verdict(self, trace: Trace) -> Verdict:
+        """The combined verdict of ``trace`` (this episode's so far): :func:`mantra_env.grading.grade_case`'s, with
+        the unrequested writes judged as each call happened."""
+        assert self.case is not None
+        checks = grade(trace, self.case.checks).checks
+        graded = self._requested[self.case.id] is not None
+        return Verdict.combined(checks, tuple(self._unrequested) if graded else None)
 
     def _reward(self, verdict: Verdict) -> float:
         """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""

@@ -3,12 +3,12 @@ import of mantra_env.
 
 Each suite is ``<domain>/<suite>-v<N>`` (the name ``--suite`` takes; N is :data:`VERSION`, the env's own version,
 plus the manifest's version, bumped whenever its cases change); a domain's default suite (``domain.yaml``) is also
-``mantra/<domain>-v<N>``, as ``--suite <domain>`` is. A domain with no suite yet gets ``mantra/<domain>-v1``, whose
-making says so.
+``mantra/<domain>-v<N>``, as ``--suite <domain>`` is. A domain with no suite yet gets
+``mantra/<domain>-v<VERSION>``, whose making says so.
 
 Discovery reads folders and manifests only (no domain is imported until an environment is made). Use
-``gymnasium.make("mantra/operations-v1", case="fig1-case1")`` after ``import mantra_env``, or
-``gymnasium.make("mantra_env:mantra/operations-v1")``. Suites elsewhere can be registered with :func:`register_suite`.
+``gymnasium.make("mantra/operations-v2", case="fig1-case1")`` after ``import mantra_env``, or
+``gymnasium.make("mantra_env:mantra/operations-v2")``. Suites elsewhere can be registered with :func:`register_suite`.
 """
 
 from __future__ import annotations

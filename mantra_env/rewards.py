@@ -5,10 +5,12 @@ of obligations): only an action can meet it. Every other check (``NO-CALL``, the
 ``BEFORE``, an ``OR`` with such a branch) is a **prohibition**: an agent that does nothing keeps it, so keeping
 it earns nothing, and breaking it costs as much as an obligation is worth. With ``k`` obligations:
 
-* ``binary``: 1 iff every check passes.
-* ``fraction``: (obligations met - prohibitions broken) / k, floored at 0. The no-op agent earns 0 on every
+* ``binary``: 1 iff every check passes and no write was unrequested (the verdict's ``passed``).
+* ``fraction``: (obligations met - prohibitions broken) / k, floored at 0, where each unrequested write
+  (:mod:`mantra_env.unrequested`) counts as one more broken prohibition. The no-op agent earns 0 on every
   case with an obligation; a compliant trace earns 1; any failed check (a missing call, an order violation,
-  a forbidden call) costs 1/k. A case with no obligation has nothing to earn: its reward is ``binary``'s.
+  a forbidden call) or unrequested write costs 1/k. A case with no obligation has nothing to earn: its reward
+  is ``binary``'s.
 * ``shaped``: ``fraction`` minus ``TOOL_ERROR_PENALTY`` (0.02) per tool error, floored at 0.
 
 A read a check pins by its arguments that finds nothing (``not_found``) is no tool error here or at the export's
@@ -17,7 +19,8 @@ email the customer gave before the name and zip code and the email is not on fil
 
 A **dense** variant of each mode pays, after every step, the change of the mode's reward of the trace so far
 (the potential ``phi(trace)``, with ``phi`` of the empty trace taken as 0): potential-based shaping, so the
-rewards of an episode sum to its final reward exactly, and the optimal policy is unchanged.
+rewards of an episode sum to its final reward exactly, and the optimal policy is unchanged. An unrequested write
+lowers the potential on the step it happens (whether a write is unrequested depends on that call alone).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def reward(mode: RewardMode, verdict: Verdict, obligation: Sequence[bool], tool_
         met = sum(1 for check, owing in zip(verdict.checks, obligation, strict=True) if owing and check.passed)
         broken = sum(
             1 for check, owing in zip(verdict.checks, obligation, strict=True) if not owing and not check.passed
-        )
+        ) + len(verdict.unrequested_writes or ())
         credit = max(0.0, (met - broken) / owed)
     if mode == "shaped":
         credit = max(0.0, credit - TOOL_ERROR_PENALTY * tool_errors)

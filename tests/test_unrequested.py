@@ -86,11 +86,19 @@ def test_a_marked_target_without_an_id_name_identifies_the_write() -> None:
     assert [w.args for w in writes(("tag", {"label": "gold"}))] == [{"label": "gold"}]
 
 
-def test_any_positive_atom_requests_a_write_or_branches_included() -> None:
+def test_the_other_branch_of_an_or_over_write_tools_is_requested() -> None:
     # transfer is no plan write; the OR's other branch names it (an argument-free atom matches every call).
     assert writes(("transfer", {"summary": "customer asked for a human"})) == ()
-    # suspend_line() is an argument-free PRECEDES anchor: any suspension matches it.
-    assert writes(("suspend_line", {"line_id": "L7"})) == ()
+
+
+def test_an_atom_that_names_no_record_of_a_planned_write_requests_only_the_plans_record() -> None:
+    # suspend_line() is an argument-free PRECEDES anchor: it orders the suspension, it does not say which line.
+    assert [w.args for w in writes(("suspend_line", {"line_id": "L7"}))] == [{"line_id": "L7"}]
+    # An atom that pins the target names its record, as the OR's suspend_line(line_id="L1") does.
+    assert writes(("suspend_line", {"line_id": "L1", "reason": "other"})) == ()
+    other = [CaseCheck(id="x", check=parse_check('CALL suspend_line(line_id="L7") OR CALL transfer()'))]
+    trace = Trace.of(("suspend_line", {"line_id": "L7"}))
+    assert unrequested_writes(trace, [*CHECKS, *other], PLAN, TOOLS) == ()
 
 
 def test_refused_attempts_never_count() -> None:

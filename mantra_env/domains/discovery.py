@@ -67,7 +67,7 @@ class DomainInfo(BaseModel):
     )
 
 
-ENV_VERSION = 1
+ENV_VERSION = 2
 """The environment's own version (its spaces and rewards: see the Version History of ``MantraEnv``). A gymnasium
 id's version is this plus the suite's manifest version, so that it changes when either changes."""
 

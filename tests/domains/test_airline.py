@@ -759,5 +759,5 @@ def test_the_airline_domain_runs_its_generated_suite_by_name() -> None:
     assert "airline" in domain_names() and load_domain("airline") is DOMAIN
     domain, suite = find_suite("airline")
     assert domain is DOMAIN and domain.default_suite == "generated" and suite.manifest.name == "generated"
-    env = gym.make("mantra/airline-v2").unwrapped
+    env = gym.make("mantra/airline-v3").unwrapped
     assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]

@@ -76,12 +76,12 @@ def test_a_domain_folder_on_the_path_is_loaded_and_found_by_suite_name(user_doma
 def test_a_user_domain_gets_gymnasium_ids_and_an_episode_runs(user_domains: Path) -> None:
     write_domain(user_domains, suites=("basic", "more"))
     ids = register_shipped_suites()
-    assert {"mantra/desk-v1", "desk/basic-v1", "desk/more-v1"} <= set(ids)
-    env = gym.make("mantra/desk-v1").unwrapped
+    assert {"mantra/desk-v2", "desk/basic-v2", "desk/more-v2"} <= set(ids)
+    env = gym.make("mantra/desk-v2").unwrapped
     assert isinstance(env, MantraEnv) and env.suite.manifest.name == "basic"
     case = env.suite.cases[0].id
     assert play(env, OraclePolicy(), case)["verdict"].passed
-    assert gym.make("desk/more-v1").unwrapped.suite.manifest.name == "more"  # type: ignore[attr-defined]
+    assert gym.make("desk/more-v2").unwrapped.suite.manifest.name == "more"  # type: ignore[attr-defined]
 
 
 def test_the_path_reaches_vector_env_worker_processes(user_domains: Path) -> None:
@@ -89,7 +89,7 @@ def test_the_path_reaches_vector_env_worker_processes(user_domains: Path) -> Non
     write_domain(user_domains)
     register_shipped_suites()
     vector = gym.make_vec(
-        "mantra/desk-v1",
+        "mantra/desk-v2",
         num_envs=2,
         vectorization_mode="async",
         vector_kwargs={"context": "spawn", "shared_memory": False},
@@ -104,7 +104,7 @@ def test_the_path_reaches_vector_env_worker_processes(user_domains: Path) -> Non
 def test_a_domain_with_no_suite_says_so_in_the_cli_and_gymnasium(user_domains: Path) -> None:
     write_domain(user_domains, default=None, suites=())
     register_shipped_suites()
-    for make in (lambda: find_suite("desk"), lambda: gym.make("mantra/desk-v1")):
+    for make in (lambda: find_suite("desk"), lambda: gym.make("mantra/desk-v2")):
         with pytest.raises(DomainError, match="the desk domain has no suite yet"):
             make()
 
@@ -145,7 +145,7 @@ def test_a_name_defined_twice_is_refused_naming_both_places(user_domains: Path) 
         load_domain("operations")
     with pytest.warns(UserWarning, match="defined 2 times"):
         ids = register_shipped_suites()  # import mantra_env must not fail on a user's folder
-    assert "mantra/retail-v4" in ids and "mantra/operations-v1" not in ids
+    assert "mantra/retail-v5" in ids and "mantra/operations-v2" not in ids
 
 
 def test_a_domain_with_suites_but_no_default_says_how_to_declare_one(user_domains: Path) -> None:
@@ -200,4 +200,4 @@ def test_a_broken_entry_point_is_an_error_for_its_name_only(tmp_path: Path, monk
     with pytest.raises(DomainError, match=r"entry point ghost = no_such_package.domain of broken: .* not importable"):
         load_domain("ghost")
     with pytest.warns(UserWarning, match="no gymnasium ids for domain 'ghost'"):
-        assert "mantra/operations-v1" in register_shipped_suites()
+        assert "mantra/operations-v2" in register_shipped_suites()

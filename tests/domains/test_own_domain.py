@@ -131,14 +131,14 @@ def test_the_checklist_from_a_clean_folder(library: Path, tmp_path: Path, capsys
     capsys.readouterr()
     assert main(["suites"]) == 0
     listed = capsys.readouterr().out
-    assert "library/starter *" in listed and "mantra/library-v1, library/starter-v1" in listed
+    assert "library/starter *" in listed and "mantra/library-v2, library/starter-v2" in listed
 
     db = tmp_path / "r.duckdb"
     assert main(["run", "--model", "scripted:oracle", "--attempts", "1", "--suite", "library", "--db", str(db)]) == 0
     assert "100" in capsys.readouterr().out
 
     register_shipped_suites()
-    env = gym.make("mantra/library-v1").unwrapped
+    env = gym.make("mantra/library-v2").unwrapped
     assert env.suite.manifest.domain == "library"  # type: ignore[attr-defined]
 
 

@@ -54,11 +54,11 @@ def test_the_default_suite_answers_to_the_domain_name_in_the_cli_and_gymnasium()
     domain, by_domain = find_suite("operations")
     assert domain is not None and domain.default_suite == "starter"
     assert by_domain.manifest == find_suite("operations/starter")[1].manifest
-    for identifier in ("mantra/operations-v1", "operations/starter-v1"):
+    for identifier in ("mantra/operations-v2", "operations/starter-v2"):
         suite = gym.make(identifier).unwrapped.suite  # type: ignore[attr-defined]
         assert suite.manifest == by_domain.manifest and [c.id for c in suite.cases] == [c.id for c in by_domain.cases]
 
 
 def test_an_old_version_is_answered_with_the_current_one() -> None:
-    with pytest.raises(gym.error.Error, match=r"`mantra/operations` .* provides versioned environments: \[ `v1` \]"):
+    with pytest.raises(gym.error.Error, match=r"`mantra/operations` .* provides versioned environments: \[ `v2` \]"):
         gym.make("mantra/operations-v7")

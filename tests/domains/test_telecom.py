@@ -534,7 +534,7 @@ def test_the_telecom_domain_runs_its_generated_suite_by_name() -> None:
     assert "telecom" in domain_names() and load_domain("telecom") is DOMAIN
     domain, suite = find_suite("telecom")
     assert domain is DOMAIN and domain.default_suite == "generated" and suite.manifest.name == "generated"
-    env = gym.make("mantra/telecom-v2").unwrapped
+    env = gym.make("mantra/telecom-v3").unwrapped
     assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]
 
 

@@ -233,7 +233,7 @@ def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
         Suite(manifest=SuiteManifest(name="tmp", domain="operations", case_count=1), cases=[ops_case]), tmp_path
     )
     identifier = register_suite("tmp-test", tmp_path)
-    assert identifier == "mantra/tmp-test-v1"
+    assert identifier == "mantra/tmp-test-v2"
     env = gym.make(identifier, case="k1")
     observation, _ = env.reset(seed=0)
     assert json.loads(observation)["system"] == OPERATIONS.manual
@@ -243,7 +243,7 @@ def test_registered_id_makes_a_checked_env(tmp_path: Any) -> None:
     assert not terminated and reward == 0.0
     assert env.step({"final_answer": "6 in stock"})[1] == 1.0
     with pytest.raises(gym.error.Error, match="operation"):
-        gym.make("mantra/operation-v1")
+        gym.make("mantra/operation-v2")
 
 
 # -- hostile input (issue 13, defects D7, D9, D17) ------------------------------------------------------

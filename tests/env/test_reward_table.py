@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 
@@ -20,16 +21,26 @@ BEGIN, END = "<!-- reward-table: written by tests/env/test_reward_table.py -->",
 AGENTS = ("oracle", "noop", "random", "write-first")
 
 
+# Besides the modes: the share of episodes passing the checks alone, and the share with no unrequested write (nan:
+# the suite stores no oracle plans, so it is not graded for writes); binary is both together.
+VERDICT_COLUMNS = ("checks", "writes")
+
+
 def mean_rewards(env_id: str) -> dict[str, dict[str, float]]:
-    """agent -> mode -> mean reward over the suite's cases (one episode per case, seed 0)."""
+    """agent -> column -> mean over the suite's cases (one episode per case, seed 0)."""
     table: dict[str, dict[str, float]] = {}
     for agent in AGENTS:
         table[agent] = {}
         for mode in REWARD_MODES:
             env = gym.make(env_id, reward_mode=mode).unwrapped
             assert isinstance(env, MantraEnv)
-            rewards = [play(env, SCRIPTED[agent](), case.id)["reward"] for case in env.suite.cases]
-            table[agent][mode] = statistics.fmean(rewards)
+            episodes = [play(env, SCRIPTED[agent](), case.id) for case in env.suite.cases]
+            table[agent][mode] = statistics.fmean(episode["reward"] for episode in episodes)
+            if mode == "binary":
+                verdicts = [episode["verdict"] for episode in episodes]
+                table[agent]["checks"] = statistics.fmean(verdict.checks_passed for verdict in verdicts)
+                graded = [not verdict.unrequested_writes for verdict in verdicts if verdict.graded_for_writes]
+                table[agent]["writes"] = statistics.fmean(graded) if graded else float("nan")
     return table
 
 
@@ -42,10 +53,12 @@ SUITE_IDS = registration.suite_env_ids()
 
 
 def render(tables: dict[str, dict[str, dict[str, float]]]) -> str:
-    lines = ["| suite | agent | " + " | ".join(REWARD_MODES) + " |", "|---|---|" + "---:|" * len(REWARD_MODES)]
+    columns = (*VERDICT_COLUMNS, *REWARD_MODES)
+    lines = ["| suite | agent | " + " | ".join(columns) + " |", "|---|---|" + "---:|" * len(columns)]
     for env_id, table in tables.items():
         for agent, row in table.items():
-            lines.append(f"| `{env_id}` | {agent} | " + " | ".join(f"{row[mode]:.2f}" for mode in REWARD_MODES) + " |")
+            cells = ["-" if math.isnan(row[column]) else f"{row[column]:.2f}" for column in columns]
+            lines.append(f"| `{env_id}` | {agent} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -56,6 +69,7 @@ def test_only_the_oracle_earns_full_reward_and_the_noop_agent_earns_nothing(
     table = tables[env_id]
     for mode in REWARD_MODES:
         assert table["oracle"][mode] == 1.0, mode
+        assert table["oracle"]["writes"] == 1.0 or math.isnan(table["oracle"]["writes"]), "the oracle wrote unasked"
         assert table["noop"][mode] == 0.0, mode
         assert table["random"][mode] < 1.0 and table["write-first"][mode] < 1.0, mode
 

@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mantra_env.case import CaseCheck
+from mantra_env.case import CaseCheck, PlannedCall, Suite, SuiteManifest
 from mantra_env.checks import Check
-from mantra_env.grading import grade
+from mantra_env.env import MantraEnv
+from mantra_env.grading import grade, grade_case
 from mantra_env.rewards import REWARD_MODES, obligations, reward
 from mantra_env.trace import Trace
 from tests.checks.strategies import checks, traces
-from tests.env.test_env import CALL_B2, CALL_CHECK, CALL_NOPE, CALL_ORDER, FINAL, make
+from tests.env.test_env import CALL_B2, CALL_CHECK, CALL_NOPE, CALL_ORDER, DOMAIN, FINAL, case, make
 
 CHECK_LISTS = st.lists(checks(), min_size=1, max_size=4)
 
@@ -40,14 +41,34 @@ def test_rewards_pay_only_for_what_was_done(check_list: list[Check], trace: Trac
     assert reward("shaped", verdict, owed, errors) == pytest.approx(max(0.0, fraction - 0.02 * errors))
 
 
+# The shop case with a stored oracle plan (check A1, then order A1): graded for writes. Ordering C3 is a write
+# nobody asked for (no check names it, the plan orders A1); ordering A1 twice is the plan's write again.
+PLANNED = case("out-of-stock").model_copy(
+    update={
+        "oracle_plan": [
+            PlannedCall(tool="check_inventory", arguments={"item_id": "A1"}),
+            PlannedCall(tool="create_purchase_order", arguments={"item_id": "A1", "quantity": 1}),
+        ]
+    }
+)
+PLANNED_SUITE = Suite(manifest=SuiteManifest(name="shop", domain="shop", case_count=1), cases=[PLANNED])
+CALL_C3 = {"tool": "create_purchase_order", "arguments": {"item_id": "C3", "quantity": 1}}
+
+
+def planned(**kwargs: Any) -> MantraEnv:
+    return MantraEnv(PLANNED_SUITE, DOMAIN, case=0, **kwargs)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
-    st.lists(st.sampled_from([CALL_CHECK, CALL_ORDER, CALL_B2, CALL_NOPE]), max_size=6),
+    st.lists(st.sampled_from([CALL_CHECK, CALL_ORDER, CALL_B2, CALL_NOPE, CALL_C3]), max_size=6),
     st.sampled_from(REWARD_MODES),
     st.integers(1, 7),
+    st.booleans(),
 )
-def test_dense_rewards_sum_to_the_final_reward(actions: list[Any], mode: Any, max_steps: int) -> None:
-    sparse, dense = make(case=0, reward_mode=mode, max_steps=max_steps), make(case=0, reward_mode=mode, dense=True)
+def test_dense_rewards_sum_to_the_final_reward(actions: list[Any], mode: Any, max_steps: int, plan: bool) -> None:
+    build = planned if plan else lambda **kwargs: make(case=0, **kwargs)
+    sparse, dense = build(reward_mode=mode, max_steps=max_steps), build(reward_mode=mode, dense=True)
     dense.max_steps = max_steps
     totals = []
     for env in (sparse, dense):
@@ -61,6 +82,41 @@ def test_dense_rewards_sum_to_the_final_reward(actions: list[Any], mode: Any, ma
         totals.append(total)
     assert totals[0] == sparse.last_reward == dense.last_reward
     assert totals[1] == pytest.approx(totals[0])
+    assert sparse.case is not None and sparse.last_verdict == grade_case(
+        sparse.last_trace, sparse.case, DOMAIN.tool_specs()
+    )  # the env's verdict, judged call by call, is the one function's
+
+
+def test_an_unrequested_write_fails_binary_and_counts_as_a_broken_prohibition() -> None:
+    for mode, expected in (("binary", 0.0), ("fraction", 0.0), ("shaped", 0.0)):
+        env = planned(reward_mode=mode)
+        env.reset()
+        for action in (CALL_CHECK, CALL_ORDER, CALL_C3):
+            env.step(action)
+        _, paid, _, _, info = env.step(FINAL)
+        assert paid == expected, mode
+        verdict = info["verdict"]
+        assert verdict.checks_passed and not verdict.passed
+        assert [(w.step, w.args["item_id"]) for w in verdict.unrequested_writes] == [(2, "C3")]
+        assert info["verdict_json"]["unrequested_writes"][0]["tool"] == "create_purchase_order"
+    env = planned(reward_mode="binary")
+    env.reset()
+    for action in (CALL_CHECK, CALL_ORDER, CALL_ORDER):
+        env.step(action)
+    assert env.step(FINAL)[1] == 1.0  # the plan's write again is no unrequested write
+    unplanned = make(case=0)
+    unplanned.reset()
+    for action in (CALL_CHECK, CALL_ORDER, CALL_C3):
+        unplanned.step(action)
+    _, paid, _, _, info = unplanned.step(FINAL)
+    assert paid == 1.0 and info["verdict"].unrequested_writes is None  # no stored plan: not graded for writes
+
+
+def test_dense_rewards_charge_an_unrequested_write_on_its_step() -> None:
+    env = planned(reward_mode="fraction", dense=True)
+    env.reset()
+    paid = [env.step(action)[1] for action in (CALL_CHECK, CALL_ORDER, CALL_C3, FINAL)]
+    assert paid == [0.0, 1.0, -1.0, 0.0]
 
 
 def test_dense_rewards_follow_progress_on_the_checks() -> None:

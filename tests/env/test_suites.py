@@ -29,8 +29,8 @@ def make(env_id: str) -> MantraEnv:
 
 
 def test_the_operations_starter_suite_is_registered_with_at_least_12_cases() -> None:
-    assert "mantra/operations-v1" in SUITE_IDS
-    ids = [case for env_id, case in CASES if env_id == "mantra/operations-v1"]
+    assert "mantra/operations-v2" in SUITE_IDS
+    ids = [case for env_id, case in CASES if env_id == "mantra/operations-v2"]
     assert len(ids) >= 12 and {"fig1-case1", "fig1-case2"} <= set(ids)
 
 

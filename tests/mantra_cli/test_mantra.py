@@ -89,17 +89,17 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["domain", "suite", "version", "cases", "gymnasium", "ids"]
     assert lines[1].split() == [
-        "airline", "airline/generated", "*", "1", "64", "mantra/airline-v2,", "airline/generated-v2"
+        "airline", "airline/generated", "*", "1", "64", "mantra/airline-v3,", "airline/generated-v3"
     ]  # fmt: skip
     assert lines[2].split() == [
-        "operations", "operations/starter", "*", "0", "14", "mantra/operations-v1,", "operations/starter-v1"
+        "operations", "operations/starter", "*", "0", "14", "mantra/operations-v2,", "operations/starter-v2"
     ]  # fmt: skip
-    assert lines[3].split() == ["operations", "operations/generated", "1", "86", "operations/generated-v2"]
+    assert lines[3].split() == ["operations", "operations/generated", "1", "86", "operations/generated-v3"]
     assert lines[4].split() == [
-        "retail", "retail/generated", "*", "3", "80", "mantra/retail-v4,", "retail/generated-v4"
+        "retail", "retail/generated", "*", "3", "80", "mantra/retail-v5,", "retail/generated-v5"
     ]  # fmt: skip
     assert lines[5].split() == [
-        "telecom", "telecom/generated", "*", "1", "63", "mantra/telecom-v2,", "telecom/generated-v2"
+        "telecom", "telecom/generated", "*", "1", "63", "mantra/telecom-v3,", "telecom/generated-v3"
     ]  # fmt: skip
     suites, without = list_suites()
     assert len(lines) == 1 + len(suites) + len(without) + 2 and lines[-1].startswith("* the domain's default suite")
@@ -114,7 +114,7 @@ def test_suites_as_json_names_what_run_and_gymnasium_take(capsys: pytest.Capture
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     starter = next(record for record in records if record["suite"] == "operations/starter")
     assert starter["cases"] == 14 and starter["default"] and starter["version"] == 0
-    assert starter["env_ids"] == ["mantra/operations-v1", "operations/starter-v1"]
+    assert starter["env_ids"] == ["mantra/operations-v2", "operations/starter-v2"]
     assert all(identifier in gymnasium.registry for identifier in starter["env_ids"])
     for record in records:
         assert record["suite"] is None or (Path(record["folder"]) / "manifest.json").is_file()
@@ -136,7 +136,7 @@ def test_mantra_runs_as_a_program() -> None:
         [sys.executable, "-m", "mantra_cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert finished.returncode == 0, finished.stderr
-    assert "mantra/operations-v1" in finished.stdout
+    assert "mantra/operations-v2" in finished.stdout
     finished = subprocess.run(
         [sys.executable, "-m", "mantra_cli"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )

@@ -19,7 +19,7 @@ import json
 import string
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,7 +44,7 @@ from mantra_env.domains.airline.database import (
 )
 from mantra_env.domains.kit import calculate, read
 from mantra_env.domains.overlay import find, scan
-from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.toolkit import NOT_TARGET, ToolFailure, Toolkit, tool
 
 DEPARTED = ("flying", "landed")
 COVERED_BY_INSURANCE = ("health", "weather")
@@ -479,7 +479,7 @@ class AirlineToolkit(Toolkit):
 
     @tool(kind="write")
     def update_reservation_flights(
-        self, reservation_id: str, cabin: Cabin, flights: list[FlightChoice], payment_id: str
+        self, reservation_id: str, cabin: Cabin, flights: list[FlightChoice], payment_id: Annotated[str, NOT_TARGET]
     ) -> dict[str, Any]:
         """Change the flights and/or the cabin of a reservation (same origin, destination and trip type; the
         cabin applies to every flight). Flights kept keep their fare unless the cabin changes; the fare
@@ -563,7 +563,7 @@ class AirlineToolkit(Toolkit):
 
     @tool(kind="write")
     def update_reservation_baggages(
-        self, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str
+        self, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: Annotated[str, NOT_TARGET]
     ) -> dict[str, Any]:
         """Add checked bags to a reservation (bags cannot be removed); each new non-free bag costs 50 dollars,
         charged to the given credit card or gift card.

@@ -28,7 +28,7 @@ from mantra_env.domains.retail.database import (
     User,
     Variant,
 )
-from mantra_env.toolkit import ORDERED, ToolFailure, Toolkit, tool
+from mantra_env.toolkit import NOT_TARGET, ORDERED, ToolFailure, Toolkit, tool
 
 PENDING = ("pending", "pending_item_modified")
 
@@ -241,7 +241,7 @@ class RetailToolkit(Toolkit):
         order_id: str,
         item_ids: Annotated[list[str], ORDERED],
         new_item_ids: Annotated[list[str], ORDERED],
-        payment_method_id: str,
+        payment_method_id: Annotated[str, NOT_TARGET],
     ) -> dict[str, Any]:
         """Change items of a pending order into other variants of the same products, all in this one call (an
         order's items can be modified only once). The price difference is charged to, or refunded to, the given
@@ -291,7 +291,9 @@ class RetailToolkit(Toolkit):
         return order.model_dump(mode="json")
 
     @tool(kind="write")
-    def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict[str, Any]:
+    def modify_pending_order_payment(
+        self, order_id: str, payment_method_id: Annotated[str, NOT_TARGET]
+    ) -> dict[str, Any]:
         """Pay a pending order with another of the customer's payment methods: the new method is charged the
         order's amount and the original one refunded.
 
@@ -339,7 +341,7 @@ class RetailToolkit(Toolkit):
 
     @tool(kind="write")
     def return_delivered_order_items(
-        self, order_id: str, item_ids: list[str], payment_method_id: str
+        self, order_id: str, item_ids: list[str], payment_method_id: Annotated[str, NOT_TARGET]
     ) -> dict[str, Any]:
         """Request the return of items of a delivered order, all in this one call. The refund goes to the
         original payment method or to one of the customer's gift cards; the customer receives return
@@ -368,7 +370,7 @@ class RetailToolkit(Toolkit):
         order_id: str,
         item_ids: Annotated[list[str], ORDERED],
         new_item_ids: Annotated[list[str], ORDERED],
-        payment_method_id: str,
+        payment_method_id: Annotated[str, NOT_TARGET],
     ) -> dict[str, Any]:
         """Request the exchange of items of a delivered order for other variants of the same products, all in
         this one call. The price difference is settled with the given payment method when the returned items

@@ -13,7 +13,7 @@ read through :mod:`~mantra_env.domains.overlay`'s ``peek``, ``find`` and ``scan`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from mantra_env.domains.kit import lookup, money, read
 from mantra_env.domains.overlay import find, peek, scan
@@ -28,7 +28,7 @@ from mantra_env.domains.telecom.database import (
     SimReplacementReason,
     TelecomDatabase,
 )
-from mantra_env.toolkit import ToolFailure, Toolkit, tool
+from mantra_env.toolkit import NOT_TARGET, ToolFailure, Toolkit, tool
 
 
 def _phone_digits(line: Line) -> str:
@@ -182,7 +182,9 @@ class TelecomToolkit(Toolkit):
 
     # -- write tools -----------------------------------------------------------------------------------
     @tool(kind="write")
-    def pay_bills(self, customer_id: str, bill_ids: list[str], payment_method_id: str) -> dict[str, Any]:
+    def pay_bills(
+        self, customer_id: str, bill_ids: list[str], payment_method_id: Annotated[str, NOT_TARGET]
+    ) -> dict[str, Any]:
         """Pay unpaid (issued or overdue) bills of a customer in full, all in this one call, with one of the
         customer's payment methods on file. Paying does not resume a suspended line (see resume_line).
 
@@ -271,7 +273,9 @@ class TelecomToolkit(Toolkit):
         return line.model_dump(mode="json")
 
     @tool(kind="write")
-    def refuel_data(self, line_id: str, gigabytes: int, payment_method_id: str) -> dict[str, Any]:
+    def refuel_data(
+        self, line_id: str, gigabytes: int, payment_method_id: Annotated[str, NOT_TARGET]
+    ) -> dict[str, Any]:
         """Add high-speed data to an active line for the rest of the billing cycle, at the plan's refuel price per
         gigabyte, charged at once to one of the customer's payment methods (a paid refuel bill is recorded).
 
