@@ -29,24 +29,37 @@ PLANNED = [
     for env_id in registration.suite_env_ids()
     if any(case.oracle_plan is not None for case in gym.make(env_id).unwrapped.suite.cases)  # type: ignore[attr-defined]
 ]
-# (env id, case id, change, step, argument) -> why its alternative fails; keep it accurate (the test checks both ways)
-EXPECTED: dict[tuple[str, str, str, int | None, str | None], str] = {}
+# The second witnesses that fail, by (suite, case id, plan step, argument), with the verdict they fail ("refused":
+# the env refuses a call the world model accepts; "checks"; "unrequested": an unrequested write); the test checks
+# the list both ways. None is the rule being too strict: each is a world model and checks that admit what the case
+# should not. The operations world models never read the ticket a purchase order or a delivery serves
+# (``request_id``, optional in both tools; no check pins it), and the env takes any ticket there, so a purchase
+# order for another ticket passes every check; the unrequested-write rule rightly fails it (a record the plan
+# never touches).
+OPEN_TICKET = [
+    *[("s001-3", 2), ("s001-3", 4), ("s003-2", 4), ("s003-3", 3), ("s003-3", 4), ("s006-1", 2), ("s006-2", 1)],
+    *[("s007-1", 2), ("s007-1", 3), ("s007-3", 3), ("s007-3", 4), ("s010-1", 3), ("s010-1", 4), ("s010-2", 2)],
+    *[("s010-2", 3), ("s010-3", 4), ("s010-4", 4), ("s012-3", 2), ("s012-3", 3), ("s012-4", 4)],
+]
+EXPECTED: dict[tuple[str, str, int | None, str | None], str] = {
+    ("operations/generated", f"generated-{case}", step, "request_id"): "unrequested" for case, step in OPEN_TICKET
+}
 
 
-def _outcome(env: MantraEnv, case: Case, alternative: Alternative, tools: Sequence[ToolSpec]) -> str | None:
-    """Why the replayed alternative fails (None: it passes both verdicts with every call accepted)."""
+def _outcome(env: MantraEnv, case: Case, alternative: Alternative, tools: Sequence[ToolSpec]) -> tuple[str, str] | None:
+    """The verdict the replayed alternative fails and why (None: it passes both, every call accepted)."""
     outcome = play(env, PlanPolicy(alternative_plan(case, alternative, tools)), case.id)
     trace = outcome["trace"]
     tried = expected_misses(case.checks, trace.calls)  # a required lookup that finds nothing
     refused = [f"{call.tool}: {call.error.message}" for call in trace.calls if call.error and call.step not in tried]
     if refused:
-        return f"the env refuses what the world model accepts ({'; '.join(refused)})"
+        return "refused", "; ".join(refused)
     verdict = grade_case(trace, case, tools)
     failed = [check.check_id for check in verdict.checks if not check.evidence.passed]
     if failed:
-        return f"checks fail: {', '.join(failed)}"
+        return "checks", ", ".join(failed)
     if verdict.unrequested_writes:
-        return "unrequested writes: " + ", ".join(f"{w.tool} at step {w.step}" for w in verdict.unrequested_writes)
+        return "unrequested", ", ".join(f"{w.tool} at step {w.step}" for w in verdict.unrequested_writes)
     return None
 
 
@@ -56,7 +69,8 @@ def test_every_second_compliant_witness_passes_both_verdicts(env_id: str) -> Non
     env = gym.make(env_id).unwrapped
     assert isinstance(env, MantraEnv)
     tools = env.domain.tool_specs()
-    failures: dict[tuple[str, str, str, int | None, str | None], str] = {}
+    suite = env_id.rsplit("-v", 1)[0]  # the list outlives version bumps
+    failures: dict[tuple[str, str, int | None, str | None], tuple[str, str]] = {}
     replayed = undecided = 0
     for case in env.suite.cases:
         if case.oracle_plan is None:
@@ -65,13 +79,13 @@ def test_every_second_compliant_witness_passes_both_verdicts(env_id: str) -> Non
         undecided += found.query.status == "unknown"
         for alternative in found.alternatives:
             replayed += 1
-            why = _outcome(env, case, alternative, tools)
-            if why is not None:
-                failures[env_id, case.id, alternative.change, alternative.step, alternative.argument] = why
+            failed = _outcome(env, case, alternative, tools)
+            if failed is not None:
+                failures[suite, case.id, alternative.step, alternative.argument] = failed
     assert undecided == 0  # the work budget decides every shipped case
     assert replayed > 0  # the suite has write arguments that may vary: the test tests something
-    expected = {key: why for key, why in EXPECTED.items() if key[0] == env_id}
-    assert failures.keys() == expected.keys(), failures
+    expected = {key: why for key, why in EXPECTED.items() if key[0] == suite}
+    assert {key: verdict for key, (verdict, _) in failures.items()} == expected, failures
 
 
 TRANSFER = ToolSpec(
