@@ -17,6 +17,10 @@ tool error. A trace is any sequence of calls; its *accepted* calls are those who
 * **backward** per check ``j``: ``ALLACC ∧ G ∧ ∧_{k≠j} c_k ∧ ¬c_j`` over traces whose calls are all accepted.
 * **compliant witness** ``ALLACC ∧ G ∧ C``: the shortest such trace (only accepted calls, so the oracle never
   makes a call the world model refuses).
+* **alternative witness** ``ALLACC ∧ G ∧ C ∧ ALT(plan)``: a second compliant trace that writes another tool or
+  another named value in place of one of a stored plan's writes (as many writes; an extra write is not an
+  alternative); ``infeasible`` means the plan's writes are unique but for free text. ``variations`` lists the
+  plan's one-write variations (``tests/agents/test_alternative.py`` replays them on every shipped suite).
 
 On all-accepted traces the two encodings coincide, so backward and witness statuses are those of the paper.
 
