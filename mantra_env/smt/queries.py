@@ -394,17 +394,19 @@ class CaseSolver:
             shape.append(self._guard("alt_len", self._int(f"t_{len(plan)}") == self.encoding.noop))
         same = [self._guard(f"alt_same_{j}", self._same(j, call)) for j, call in enumerate(plan)]
         found: list[Alternative] = []
+        models: dict[str, z3.ModelRef | None] = {}  # the plan's own trace is asked once, not once per free text
         for k, call in enumerate(plan):
             if tools[call.tool].kind != "write":
                 continue
             novel = z3.And(*(self._differs(k, other) for other in planned))
             for change, argument, assumption in self._changes(k, call, novel, same[k], free_only):
-                fits = self._fits([*shape, *same[:k], *same[k + 1 :], assumption])
+                assumptions = [*shape, *same[:k], *same[k + 1 :], assumption]
+                if str(assumption) not in models:
+                    models[str(assumption)] = self._fits(assumptions)
+                fits = models[str(assumption)]
                 if fits is None:
                     continue
-                model = (
-                    self._readable([*shape, *same[:k], *same[k + 1 :], assumption], fits) if change == "tool" else fits
-                )
+                model = self._readable(assumptions, fits) if change == "tool" else fits
                 override = None
                 if argument is not None and (change == "text" or argument not in layout.slots[call.tool]):
                     value = _other_value(self._schema(call.tool, argument), call.args[argument])
