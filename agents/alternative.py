@@ -57,7 +57,7 @@ def alternative_witnesses(case: Case, tools: Sequence[ToolSpec]) -> Alternatives
     if query.status == "unknown":
         return Alternatives(query=query, alternatives=[])
     found = solve(len(plan)).variations(plan, free_only=query.status != "found")
-    if query.witness is not None and all(alternative.change == "text" for alternative in found):
+    if query.witness is not None and all(alternative.change in ("text", "unread") for alternative in found):
         found.append(Alternative(change="trace", calls=query.witness.calls))
     return Alternatives(query=query, alternatives=found)
 

@@ -116,7 +116,7 @@ class Witness(BaseModel):
         return "\n".join(lines + [f"violates: {v}" for v in self.violations])
 
 
-Change: TypeAlias = Literal["value", "text", "tool", "trace"]
+Change: TypeAlias = Literal["value", "text", "unread", "tool", "trace"]
 # A string argument's other value in an alternative witness: the plan's text, recognisably varied.
 OTHER_TEXT = "{} (second witness)"
 
@@ -124,7 +124,8 @@ OTHER_TEXT = "{} (second witness)"
 class Alternative(BaseModel):
     """A compliant trace that writes something in place of one of the plan's writes
     (:meth:`CaseSolver.variations`): at ``step``, ``argument`` takes another value the case names
-    (``value``) or another text (``text``), or another tool is called (``tool``); ``trace``: the trace
+    (``value``), another text (``text``), or its schema's other value where the world model never reads it and
+    no check pins it (``unread``), or another tool is called (``tool``); ``trace``: the trace
     :meth:`CaseSolver.alternative_witness` found, when no one-write variation of another value or tool fits."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -426,7 +427,7 @@ class CaseSolver:
             value, slot, schema = call.args[name], slots.get(name), self._schema(call.tool, name)
             if slot is None:  # the world model never reads it, no check pins it: any value fits as the plan's
                 if _other_value(schema, value) is not None:
-                    yield "text" if _free_text(schema) else "value", name, same
+                    yield "text" if _free_text(schema) else "unread", name, same
                 continue
             kept = [self._same_arg(other, k, call.args, n) for n, other in slots.items() if n != name]
             if not free_only:

@@ -84,7 +84,8 @@ def test_an_argument_the_checks_leave_open_takes_another_value_and_free_text_ano
     ]
     assert found["reason"].change == "text"
     assert found["reason"].calls[1].args["reason"] == OTHER_TEXT.format("the screen is broken")
-    assert found["express"].calls[1].args == {**BY_CARD.args, "express": True}  # no slot: the schema's other value
+    assert found["express"].change == "unread"  # no slot: the world model never reads it, no check pins it
+    assert found["express"].calls[1].args == {**BY_CARD.args, "express": True}  # the schema's other value
 
 
 def test_the_other_branch_of_an_or_over_writes_is_another_tool() -> None:
