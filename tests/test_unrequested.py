@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.checks import FailureCategory, parse_check
+from mantra_env.domains import load_domain
 from mantra_env.grading import GRADER_VERSION, grade, grade_case
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import ToolCall, ToolError, Trace
@@ -193,3 +194,13 @@ def test_grade_case_is_the_checks_and_the_writes_together() -> None:
     assert [write.step for write in verdict.unrequested_writes or ()] == [2]
     unplanned = grade_case(trace, case.model_copy(update={"oracle_plan": None}), TOOLS)
     assert unplanned.passed and unplanned.unrequested_writes is None
+
+
+def test_the_shipped_domains_mark_payment_methods_as_no_target() -> None:
+    # Paying by gift card instead of card is the same write: the payment method is never what a write changes.
+    for name in ("retail", "airline", "telecom"):
+        for tool in load_domain(name).tool_specs():
+            paid = {"payment_method_id", "payment_id"} & set(tool.properties)
+            if tool.kind == "write" and paid:
+                assert not paid & set(tool.targets()), tool.name
+                assert tool.targets(), f"{tool.name} names no record"
