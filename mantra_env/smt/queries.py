@@ -17,6 +17,10 @@ tool error. A trace is any sequence of calls; its *accepted* calls are those who
 * **backward** per check ``j``: ``ALLACC ∧ G ∧ ∧_{k≠j} c_k ∧ ¬c_j`` over traces whose calls are all accepted.
 * **compliant witness** ``ALLACC ∧ G ∧ C``: the shortest such trace (only accepted calls, so the oracle never
   makes a call the world model refuses).
+* **alternative witness** ``ALLACC ∧ G ∧ C ∧ ALT(plan)``: a second compliant trace that writes another tool or
+  another named value in place of one of a stored plan's writes (as many writes; an extra write is not an
+  alternative); ``infeasible`` means the plan's writes are unique but for free text. ``variations`` lists the
+  plan's one-write variations (``tests/agents/test_alternative.py`` replays them on every shipped suite).
 
 On all-accepted traces the two encodings coincide, so backward and witness statuses are those of the paper.
 
@@ -41,7 +45,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
 import z3
@@ -111,12 +116,32 @@ class Witness(BaseModel):
         return "\n".join(lines + [f"violates: {v}" for v in self.violations])
 
 
+Change: TypeAlias = Literal["value", "text", "unread", "tool", "trace"]
+# A string argument's other value in an alternative witness: the plan's text, recognisably varied.
+OTHER_TEXT = "{} (second witness)"
+
+
+class Alternative(BaseModel):
+    """A compliant trace that writes something in place of one of the plan's writes
+    (:meth:`CaseSolver.variations`): at ``step``, ``argument`` takes another value the case names
+    (``value``), another text (``text``), or its schema's other value where the world model never reads it and
+    no check pins it (``unread``), or another tool is called (``tool``); ``trace``: the trace
+    :meth:`CaseSolver.alternative_witness` found, when no one-write variation of another value or tool fits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step: int | None = None
+    change: Change
+    argument: str | None = None
+    calls: list[WitnessCall]
+
+
 class QueryResult(BaseModel):
     """The outcome of one query."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    query: Literal["forward", "backward", "witness"]
+    query: Literal["forward", "backward", "witness", "alternative"]
     status: Status
     check_id: str | None = Field(default=None, description="The audited check (backward queries).")
     bound: int
@@ -223,7 +248,10 @@ class CaseSolver:
         return found
 
     def _run(
-        self, query: Literal["forward", "backward", "witness"], assumptions: list[z3.BoolRef], check_id: str | None
+        self,
+        query: Literal["forward", "backward", "witness", "alternative"],
+        assumptions: list[z3.BoolRef],
+        check_id: str | None,
     ) -> tuple[QueryResult, z3.ModelRef | None]:
         started = time.perf_counter()
         try:
@@ -240,11 +268,10 @@ class CaseSolver:
                     "; raise list_bound"
                 )
                 return self._result(query, "unknown", check_id, started, reason=reason), None
-            status: Status = "infeasible" if query == "witness" else "consistent"
+            status: Status = "infeasible" if query in ("witness", "alternative") else "consistent"
             return self._result(query, status, check_id, started), None
-        return self._result(
-            query, "found" if query == "witness" else "conflict", check_id, started
-        ), self.solver.model()
+        found: Status = "found" if query in ("witness", "alternative") else "conflict"
+        return self._result(query, found, check_id, started), self.solver.model()
 
     def _result(
         self, query: Any, status: Status, check_id: str | None, started: float, reason: str = ""
@@ -306,6 +333,267 @@ class CaseSolver:
             model = self._readable(assumptions, model)
             result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
         return result
+
+    def alternative_witness(self, plan: Sequence[WitnessCall]) -> QueryResult:
+        """Is there a second compliant trace (as :meth:`compliant_witness`: every call accepted, the goal, every
+        check) that writes something in place of what ``plan`` writes? One with as many write calls as
+        ``plan``, one of which matches no write of ``plan`` as a replay passes it: another tool (the other branch
+        of an OR over writes), or another value of an argument that the case names (a check's literal, a stated
+        fact, an enum's value, a number); never the solver's unnamed "any other string", which no replay can
+        pass, and never a named value in place of free text (a summary replaced by a reservation id tells
+        nothing). ``found`` comes with that trace (shortened within a small budget, its strings made readable,
+        what the solver leaves open taken from ``plan`` at the same step); ``infeasible`` means unique: within
+        the bound, every compliant trace writes what ``plan`` writes but for free text, which the world model
+        tells apart from the case's values only (:meth:`variations` varies it).
+
+        Raises:
+            SmtInputError: the solver has no tool specs (it needs the read/write kinds), or ``plan`` calls a
+                tool neither the world model nor a check names.
+        """
+        layout, tools = self.encoding.layout, self._plan_tools(plan)
+        writes = [layout.index[name] for name in layout.tools if name in tools and tools[name].kind == "write"]
+        planned = [call for call in plan if tools[call.tool].kind == "write"]
+        steps = range(self.encoding.bound)
+        false = z3.BoolVal(False, self._ctx)
+        writing = [z3.Or([false, *(self._int(f"t_{i}") == k for k in writes)]) for i in steps]
+        novel = [z3.And(writing[i], *(self._differs(i, call) for call in planned)) for i in steps]
+        # as many writes as the plan: a write in place of one of the plan's, not one more (an extra write is
+        # what the unrequested-write rule exists to fail, and no variation of the plan)
+        count = z3.Sum([z3.If(w, 1, 0) for w in writing]) == len(planned)
+        assumptions = [*self._checks(), *self._world(), *self._fit(), self._guard("alt", z3.And(z3.Or(novel), count))]
+        result, model = self._run("alternative", assumptions, None)
+        if model is None:
+            return result
+        solver = self.solver
+        self._limit(solver, min(self.timeout_ms, READABLE_TIMEOUT_MS))  # cosmetic: never worth a full budget
+        try:
+            model = self._shortest(assumptions, model)
+        finally:
+            self._limit(solver, self.timeout_ms)
+        witness = self._witness(self._readable(assumptions, model), (), goal=False)
+        return result.model_copy(update={"witness": self._filled(witness, plan, None)})
+
+    def variations(self, plan: Sequence[WitnessCall], free_only: bool = False) -> list[Alternative]:
+        """The compliant traces that are ``plan`` with one write changed, the rest kept: per write step and
+        argument the plan passes, another value the case names (as :meth:`alternative_witness` counts them),
+        then for a string another text (:data:`OTHER_TEXT`, the plan's text with a suffix: free text, an
+        argument without a slot, or a named string the world model lets go), then per write step another tool.
+        ``free_only`` keeps only what :meth:`alternative_witness` cannot see (free text, arguments without a
+        slot): use it when that query proved the rest impossible. Fast at a bound of
+        ``len(plan)`` (a trace pinned to its length; at the case's bound, Z3 took up to a minute a query).
+        A variation that runs out of work budget is left out.
+
+        Raises:
+            SmtInputError: as :meth:`alternative_witness`, or the bound is shorter than ``plan``.
+        """
+        layout, tools = self.encoding.layout, self._plan_tools(plan)
+        if len(plan) > self.encoding.bound:
+            raise SmtInputError(f"a plan of {len(plan)} calls does not fit the bound {self.encoding.bound}")
+        planned = [call for call in plan if tools[call.tool].kind == "write"]
+        shape = [*self._checks(), *self._world(), *self._fit()]
+        if len(plan) < self.encoding.bound:
+            shape.append(self._guard("alt_len", self._int(f"t_{len(plan)}") == self.encoding.noop))
+        same = [self._guard(f"alt_same_{j}", self._same(j, call)) for j, call in enumerate(plan)]
+        found: list[Alternative] = []
+        models: dict[str, z3.ModelRef | None] = {}  # the plan's own trace is asked once, not once per free text
+        for k, call in enumerate(plan):
+            if tools[call.tool].kind != "write":
+                continue
+            novel = z3.And(*(self._differs(k, other) for other in planned))
+            for change, argument, assumption in self._changes(k, call, novel, same[k], free_only):
+                assumptions = [*shape, *same[:k], *same[k + 1 :], assumption]
+                if str(assumption) not in models:
+                    models[str(assumption)] = self._fits(assumptions)
+                fits = models[str(assumption)]
+                if fits is None:
+                    continue
+                model = self._readable(assumptions, fits) if change == "tool" else fits
+                override = None
+                if argument is not None and (change == "text" or argument not in layout.slots[call.tool]):
+                    value = _other_value(self._schema(call.tool, argument), call.args[argument])
+                    override = (k, argument, value)
+                calls = self._filled(self._witness(model, (), goal=False), plan, override).calls
+                found.append(Alternative(step=k, change=change, argument=argument, calls=calls))
+        return found
+
+    def _changes(
+        self, k: int, call: WitnessCall, novel: z3.BoolRef, same: z3.BoolRef, free_only: bool
+    ) -> Iterator[tuple[Change, str | None, z3.BoolRef]]:
+        """(change, argument, assumption) of each way step ``k`` may differ from ``call`` (see :meth:`variations`)."""
+        layout = self.encoding.layout
+        slots = layout.slots[call.tool]
+        step = self._int(f"t_{k}") == layout.index[call.tool]
+        for name in sorted(call.args):  # an argument the plan leaves out stays out
+            value, slot, schema = call.args[name], slots.get(name), self._schema(call.tool, name)
+            if slot is None:  # the world model never reads it, no check pins it: any value fits as the plan's
+                if _other_value(schema, value) is not None:
+                    yield "text" if _free_text(schema) else "unread", name, same
+                continue
+            kept = [self._same_arg(other, k, call.args, n) for n, other in slots.items() if n != name]
+            if not free_only:
+                changed = z3.And(step, *kept, self._differs_arg(slot, k, call.args, name), novel)
+                yield "value", name, self._guard(f"alt_value_{k}_{name}", changed)
+            if self._unnamed(slot, value):  # free text: the world model tells it apart from named values only
+                yield "text", name, same
+            elif isinstance(value, str) and slot.sort == "Id" and slot.enum is None:  # a named string: unnamed?
+                flag = [self._bool(slot.flag(k))] if slot.optional else []
+                other = z3.Not(self._in_table(self._int(slot.var(k))))
+                yield "text", name, self._guard(f"alt_text_{k}_{name}", z3.And(step, *kept, *flag, other))
+        if not free_only:
+            other_tool = z3.And(self._int(f"t_{k}") != layout.index[call.tool], novel)
+            yield "tool", None, self._guard(f"alt_tool_{k}", other_tool)
+
+    def _plan_tools(self, plan: Sequence[WitnessCall]) -> Mapping[str, ToolSpec]:
+        tools = self.encoding.checked.tools
+        if tools is None:
+            raise SmtInputError("an alternative witness needs the tools' read/write kinds: pass tools=")
+        strangers = sorted({call.tool for call in plan} - set(self.encoding.layout.index))
+        if strangers:
+            raise SmtInputError(f"the plan calls {', '.join(strangers)}, which no transition or check names")
+        return tools
+
+    def _schema(self, tool: str, name: str) -> dict[str, Any]:
+        spec = (self.encoding.checked.tools or {}).get(tool)
+        return (spec.param_schema(name) if spec is not None else None) or {}
+
+    def _unnamed(self, slot: Slot, value: JsonValue) -> bool:
+        """A string the case never names (free text from the bindings)."""
+        key = value_key(id_value(value, slot)) if slot.sort == "Id" and isinstance(value, str) else None
+        return key is not None and key not in self.encoding.layout.interned
+
+    def _guard(self, name: str, formula: z3.BoolRef) -> z3.BoolRef:
+        """A fresh literal that implies ``formula`` (assumptions must be literals; unassumed, it constrains
+        nothing)."""
+        literal = self._bool(f"{name}_{len(self._consts)}")
+        self.solver.add(z3.Implies(literal, formula))
+        return literal
+
+    def _same(self, i: int, call: WitnessCall) -> z3.BoolRef:
+        """Step ``i`` makes ``call`` as a replay would pass it (see :meth:`_equals`)."""
+        slots = self.encoding.layout.slots[call.tool]
+        step = self._int(f"t_{i}") == self.encoding.layout.index[call.tool]
+        return z3.And(step, *(self._same_arg(slot, i, call.args, name) for name, slot in slots.items()))
+
+    def _differs(self, i: int, call: WitnessCall) -> z3.BoolRef:
+        """Step ``i`` is not ``call``: another tool, or an argument a replay passes otherwise."""
+        slots = self.encoding.layout.slots[call.tool]
+        step = self._int(f"t_{i}") != self.encoding.layout.index[call.tool]
+        return z3.Or(step, *(self._differs_arg(slot, i, call.args, name) for name, slot in slots.items()))
+
+    def _same_arg(self, slot: Slot, i: int, args: Mapping[str, JsonValue], name: str) -> z3.BoolRef:
+        equal = self._equals(slot, i, args[name]) if name in args else None
+        if slot.optional:
+            flag = self._bool(slot.flag(i))
+            return z3.Not(flag) if name not in args else flag if equal is None else z3.And(flag, equal)
+        return z3.BoolVal(True, self._ctx) if equal is None else equal  # a value the slot cannot hold: open
+
+    def _differs_arg(self, slot: Slot, i: int, args: Mapping[str, JsonValue], name: str) -> z3.BoolRef:
+        equal, named = (self._equals(slot, i, args[name]) if name in args else None), self._named(slot, i)
+        free_text = name in args and self._unnamed(slot, args[name])  # its other values are texts, not literals
+        other = z3.BoolVal(False, self._ctx) if equal is None or free_text else z3.And(z3.Not(equal), named)
+        if equal is not None and self._as_set(slot):  # another order of the same items is the same argument
+            other = z3.And(self._other_items(slot, i, args[name]), named)
+        if slot.optional:
+            flag = self._bool(slot.flag(i))
+            return z3.And(flag, named) if name not in args else z3.Or(z3.Not(flag), z3.And(flag, other))
+        return other
+
+    def _equals(self, slot: Slot, i: int, value: JsonValue) -> z3.BoolRef | None:
+        """``slot`` at step ``i`` holds ``value``; a string outside the intern table is any unnamed value (the
+        decoded witness shows a placeholder there, which the replay fills with the plan's value). None: a value
+        the slot cannot hold."""
+        if slot.sort != "List":
+            held = id_value(value, slot) if slot.sort == "Id" else value
+            return self._scalar_equals(slot.sort, slot.enum, slot.var(i), held)
+        if not isinstance(value, list) or len(value) > slot.width:
+            return None
+        parts = [self._int(slot.var(i)) == len(value)]
+        for k, item in enumerate(value):
+            for column in slot.columns:
+                part = item if column.field is None else item.get(column.field) if isinstance(item, dict) else None
+                equal = self._scalar_equals(column.sort, column.enum, column.var(i, k), part)
+                if equal is None:
+                    return None
+                parts.append(equal)
+        return z3.And(parts)
+
+    def _scalar_equals(self, sort: str, enum: tuple[str, ...] | None, var: str, value: Any) -> z3.BoolRef | None:
+        if enum is not None:
+            return self._int(var) == enum.index(value) if value in enum else None
+        if sort == "Bool":
+            return self._bool(var) == value if isinstance(value, bool) else None
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if sort == "Int":
+            return self._int(var) == int(value) if number and float(value).is_integer() else None
+        if sort == "Real":
+            return z3.Real(var, self._ctx) == z3.RealVal(str(Fraction(str(value))), self._ctx) if number else None
+        key = value_key(value)
+        n = self.encoding.layout.interned.get(key) if key is not None else None
+        arg = self._int(var)
+        return z3.Not(self._in_table(arg)) if n is None else arg == n
+
+    @staticmethod
+    def _as_set(slot: Slot) -> bool:
+        """A list of scalars: the grader matches it up to permutation (or, paired with others, its rows up to one
+        common permutation; another pairing of the same items is not told apart here)."""
+        return slot.sort == "List" and len(slot.columns) == 1 and slot.columns[0].field is None
+
+    def _other_items(self, slot: Slot, i: int, value: JsonValue) -> z3.BoolRef:
+        """The list at step ``i`` has another length than ``value`` or an item ``value`` does not hold."""
+        assert isinstance(value, list)
+        column, length = slot.columns[0], self._int(slot.var(i))
+        strangers = []
+        for k in range(slot.width):
+            equal = [self._scalar_equals(column.sort, column.enum, column.var(i, k), item) for item in value]
+            strangers.append(z3.And(length > k, *(z3.Not(e) for e in equal if e is not None)))
+        return z3.Or(length != len(value), *strangers)
+
+    def _named(self, slot: Slot, i: int) -> z3.BoolRef:
+        """Step ``i``'s value of ``slot`` is one a replay can pass: a string the case names (in the intern
+        table), an enum's value; numbers and Booleans always are."""
+        if slot.sort == "List":
+            length = self._int(slot.var(i))
+            return z3.And(
+                [
+                    z3.Implies(length > k, self._named_scalar(column.sort, column.enum, column.var(i, k)))
+                    for column in slot.columns
+                    for k in range(slot.width)
+                ]
+            )
+        return self._named_scalar(slot.sort, slot.enum, slot.var(i))
+
+    def _named_scalar(self, sort: str, enum: tuple[str, ...] | None, var: str) -> z3.BoolRef:
+        if enum is not None:
+            return z3.And(self._int(var) >= 0, self._int(var) < len(enum))
+        if sort == "Id":
+            return self._in_table(self._int(var))
+        return z3.BoolVal(True, self._ctx)
+
+    def _in_table(self, arg: z3.ArithRef) -> z3.BoolRef:
+        return z3.And(arg >= 0, arg < len(self.encoding.layout.interned))
+
+    def _filled(
+        self, witness: Witness, plan: Sequence[WitnessCall], override: tuple[int, str, JsonValue] | None
+    ) -> Witness:
+        """``witness`` with what the solver leaves open taken from ``plan`` at the same step, where the tools
+        agree: a placeholder value, and the parameters the encoding has no slot for; ``override`` (step,
+        argument, value) sets one argument (an other text, or another value of an argument without a slot)."""
+        calls = []
+        for i, call in enumerate(witness.calls):
+            planned = plan[i] if i < len(plan) and plan[i].tool == call.tool else None
+            if planned is None:
+                calls.append(call)
+                continue
+            slots = self.encoding.layout.slots[call.tool]
+            args = {
+                name: planned.args[name] if _is_placeholder(value) and name in planned.args else value
+                for name, value in call.args.items()
+            }
+            args.update({name: value for name, value in planned.args.items() if name not in slots})
+            if override is not None and override[0] == i:
+                args[override[1]] = override[2]
+            calls.append(call.model_copy(update={"args": args}))
+        return witness.model_copy(update={"calls": calls})
 
     def _canonical(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """Fix the witness step by step: a read tool if one fits, then the lowest tool index that fits (binary
@@ -631,3 +919,27 @@ def _validate_checks(entries: Sequence[CaseCheck], checked: CheckedModel) -> Non
             problem = call_problem(atom.tool, atom.args, tools) or list_order_problem(atom, tools)
             if problem:
                 raise SmtInputError(f"check {entry.id} ({entry.text}) {problem}")
+
+
+def _is_placeholder(value: JsonValue) -> bool:
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
+
+
+def _free_text(schema: Mapping[str, Any]) -> bool:
+    return schema.get("type") == "string" and "enum" not in schema
+
+
+def _other_value(schema: Mapping[str, Any], value: JsonValue) -> JsonValue:
+    """Another value of a parameter's schema type than ``value``: the next enum member, the other Boolean, the
+    next number, the text with :data:`OTHER_TEXT`; None for anything else (a list, an object)."""
+    members = schema.get("enum")
+    if isinstance(members, list) and value in members and len(members) > 1:
+        following: JsonValue = members[(members.index(value) + 1) % len(members)]
+        return following
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return OTHER_TEXT.format(value)
+    return None
