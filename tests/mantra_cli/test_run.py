@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.report import main as report_main
 from mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
@@ -458,3 +459,10 @@ def test_the_summary_prints_the_refusal_share_of_the_cases_run(
     assert "Pass@1              66.7%" in out
     assert main([*base, "--cases", "fig1-*"]) == 0
     assert "refusal share      n/a (2 case(s) without a stored plan: n/a)" in capsys.readouterr().out
+
+    # The report: decline is a leaderboard row like any model, beside its suites' refusal shares.
+    assert report_main(["--db", db, "--out", str(tmp_path / "report"), "--k", "1"]) == 0
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "| scripted:decline | retail/generated | " in markdown and "| 3 / 80 (partial) |" in markdown
+    assert "| retail/generated | 80 | 46 | 34 | 0 | 57.5 |" in markdown
+    assert "| operations/starter | 14 | 0 | 0 | 14 | n/a |" in markdown
