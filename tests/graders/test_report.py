@@ -46,6 +46,7 @@ def test_report_files_and_numbers(db: Path, tmp_path: Path) -> None:
     assert "| ops | strong | weak | +50.0 |" in markdown
 
 
+@pytest.mark.slow  # the retail suite's generation row (Table 2) takes seconds
 def test_report_shows_each_suites_refusal_share(db: Path, tmp_path: Path) -> None:
     """The refusal share (what scripted:decline can score) of every suite the report looks up; the hand-written
     starter suite stores no plans, so its cases are counted as n/a."""

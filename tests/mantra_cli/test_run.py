@@ -446,6 +446,7 @@ def test_baselines_put_the_model_beside_the_reference_agents_on_the_same_cases(
     ]
 
 
+@pytest.mark.slow  # the retail suite's generation row (Table 2) takes seconds
 def test_the_summary_prints_the_refusal_share_of_the_cases_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
