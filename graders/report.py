@@ -13,9 +13,9 @@ When a suite's ``manifest.json`` holds generation records (``stage_counts`` with
 validated-by-round curves (:mod:`graders.generation`). The suites are those the runs name in their stored config
 (the ``--suite`` the run was given) and those passed with ``--suite`` (a suite folder, a ``manifest.json`` or a
 suite name); a run's suite that can no longer be found is left out with a note. Hand-written suites
-(``written``/``validated``/``final``) have none of these. Every such suite also gets its refusal share
-(:mod:`graders.refusals`: the cases whose stored oracle plan writes nothing, the Pass@1 of the scripted ``decline``
-baseline; cases without a stored plan are counted as n/a).
+(``written``/``validated``/``final``) have none of these. Every suite found whose domain loads, generated or not,
+gets its refusal share (:mod:`graders.refusals`: the cases whose stored oracle plan writes nothing, the Pass@1 of
+the scripted ``decline`` baseline; cases without a stored plan are counted as n/a).
 """
 
 from __future__ import annotations
