@@ -1,5 +1,6 @@
-"""Scripted agents that calibrate a suite: an oracle that proves every case solvable, and baselines that must
-fail (no-op, random, write-first).
+"""Scripted agents that calibrate a suite: an oracle that proves every case solvable, baselines that must
+fail (no-op, random, write-first), and baselines that show the floor a model's score reads against (decline,
+read-all; never part of the export screen: on a refusal case decline *is* the oracle).
 
 Every scripted agent is a *policy* over the environment's own action format (one JSON tool call or a final
 answer per step), so it runs through exactly the code path a model-backed agent does.
@@ -38,10 +39,11 @@ from mantra_env.errors import MantraError
 from mantra_env.smt import CaseSolver, Witness
 from mantra_env.smt.queries import PLACEHOLDER_PREFIXES
 from mantra_env.spaces import random_call
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import ToolSpec, fits_schema
 
 Action = dict[str, Any]
 FINAL = {"final_answer": "done"}
+REFUSAL = {"final_answer": "I'm sorry, but I can't do that for you."}
 
 
 class OracleError(MantraError, ValueError):
@@ -265,8 +267,69 @@ def _forbidden_write(case: Case, tools: Sequence[ToolSpec]) -> list[Action]:
     return []
 
 
+class DeclinePolicy(ScriptedPolicy):
+    """Reads what the oracle reads, writes nothing and refuses: the oracle's reads in order with the same arguments,
+    then a polite refusal as the answer. On a refusal case (an oracle plan without a write) it *is* the oracle, so
+    its Pass@1 is the suite's refusal share, the best any policy that never writes can score. A case without a
+    stored plan (the hand-written starter suite) gets the plan solved as the oracle solves it."""
+
+    name = "decline"
+
+    def __init__(self) -> None:
+        self._plan: list[Action] = []
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        kinds = {spec.name: spec.kind for spec in tools}
+        self._plan = [action for action in oracle_plan(case, tools) if kinds.get(action["tool"]) == "read"]
+
+    def act(self, observation: str) -> Action:
+        return self._plan.pop(0) if self._plan else dict(REFUSAL)
+
+
+class ReadAllPolicy(ScriptedPolicy):
+    """The naive floor: every read tool that the request's identifiers can call (:func:`stated_reads`), once,
+    then an answer; no write."""
+
+    name = "read-all"
+
+    def __init__(self) -> None:
+        self._plan: list[Action] = []
+
+    def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
+        self._plan = stated_reads(case, tools)
+
+    def act(self, observation: str) -> Action:
+        return self._plan.pop(0) if self._plan else dict(FINAL)
+
+
+def stated_reads(case: Case, tools: Sequence[ToolSpec]) -> list[Action]:
+    """One call per read tool, in the order of ``tools``, binding each parameter named like one of the scenario's
+    external values (the identifiers the request states) to that value when the value fits the parameter's schema.
+    A tool is called only when that binding gives at least one argument and every required one (so each call is
+    one the environment accepts as well formed); tools without parameters state nothing and are left out."""
+    stated = case.scenario.external
+    plan: list[Action] = []
+    for spec in tools:
+        if spec.kind != "read":
+            continue
+        defs = spec.parameters.get("$defs")
+        arguments = {
+            name: stated[name]
+            for name, schema in spec.properties.items()
+            if name in stated and isinstance(schema, dict) and fits_schema(stated[name], schema, _mapping(defs))
+        }
+        if arguments and all(name in arguments for name in spec.required):
+            plan.append({"tool": spec.name, "arguments": arguments})
+    return plan
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 SCRIPTED: dict[str, type[ScriptedPolicy]] = {
-    policy.name: policy for policy in (OraclePolicy, NoopPolicy, RandomPolicy, WriteFirstPolicy)
+    policy.name: policy
+    for policy in (OraclePolicy, NoopPolicy, RandomPolicy, WriteFirstPolicy, DeclinePolicy, ReadAllPolicy)
 }
 
 

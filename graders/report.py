@@ -13,7 +13,9 @@ When a suite's ``manifest.json`` holds generation records (``stage_counts`` with
 validated-by-round curves (:mod:`graders.generation`). The suites are those the runs name in their stored config
 (the ``--suite`` the run was given) and those passed with ``--suite`` (a suite folder, a ``manifest.json`` or a
 suite name); a run's suite that can no longer be found is left out with a note. Hand-written suites
-(``written``/``validated``/``final``) have none of these.
+(``written``/``validated``/``final``) have none of these. Every suite found whose domain loads, generated or not,
+gets its refusal share (:mod:`graders.refusals`: the cases whose stored oracle plan writes nothing, the Pass@1 of
+the scripted ``decline`` baseline; cases without a stored plan are counted as n/a).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from graders.leaderboard import (
     leaderboard,
     leaderboard_table,
 )
+from graders.refusals import RefusalShare, refusal_share
 from graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
 from mantra_env.case import Suite
 from mantra_env.cli import command_parser, run_command
@@ -62,6 +65,7 @@ class Report:
     curves: dict[str, dict[str, list[float]]]
     generation: list[GenerationRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refusals: list[RefusalShare] = field(default_factory=list)
 
     def tables(self) -> list[Table]:
         """Every table of the report, in order (the notebooks display the same objects)."""
@@ -70,6 +74,8 @@ class Report:
         found.append(make_table("Top tools per failure category", TOOL_COLUMNS, self.top_tools))
         if self.comparisons:
             found.append(comparison_table(self.comparisons))
+        if self.refusals:
+            found.append(make_table(REFUSAL_TITLE, REFUSAL_COLUMNS, self.refusals))
         if self.generation:
             found += [generation_table(self.generation), rounds_table(self.generation)]
         return found
@@ -85,6 +91,15 @@ CATEGORY_COLUMNS: list[Column[CategoryCount]] = [
     Column("category", lambda c: c.category, _category),
     Column("failures", lambda c: c.count),
     Column("share (%)", lambda c: c.share, percent),
+]
+REFUSAL_TITLE = "Refusal share per suite (the best Pass@1 of a policy that never writes: scripted:decline)"
+REFUSAL_COLUMNS: list[Column[RefusalShare]] = [
+    Column("suite", lambda r: r.suite),
+    Column("cases", lambda r: r.cases),
+    Column("refusals (plan without a write)", lambda r: r.refusals),
+    Column("plan with a write", lambda r: r.actions),
+    Column("no stored plan (n/a)", lambda r: r.unplanned),
+    Column("refusal share (%)", lambda r: r.share, percent),
 ]
 TOOL_COLUMNS: list[Column[tuple[str, str, str, int]]] = [
     Column("suite", lambda t: t[0]),
@@ -134,6 +149,7 @@ class _Suites:
     case_counts: dict[str, int | None] = field(default_factory=dict)
     generation: list[GenerationRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refusals: list[RefusalShare] = field(default_factory=list)
 
 
 def _suites(store: RolloutStore, runs: list[str], suites: Sequence[str]) -> _Suites:
@@ -160,6 +176,12 @@ def _suites(store: RolloutStore, runs: list[str], suites: Sequence[str]) -> _Sui
         if row is not None:
             rows.setdefault((row.domain, row.suite), row)
     found.generation = [rows[key] for key in sorted(rows)]
+    shares: dict[str, RefusalShare] = {}
+    for domain, suite in loaded:
+        label = f"{suite.manifest.domain}/{suite.manifest.name}"
+        if domain is not None:  # tool kinds come from the domain: a suite of a domain not found has none
+            shares.setdefault(label, refusal_share(label, suite.cases, domain.episode_constants.kinds))
+    found.refusals = [shares[label] for label in sorted(shares)]
     return found
 
 
@@ -190,6 +212,7 @@ def build_report(
         curves(rows),
         found.generation,
         found.notes,
+        found.refusals,
     )
 
 
@@ -201,7 +224,10 @@ NOTES = (
     "stored oracle plan. Pass@1, Pass@k and Pass^k are means over tasks with the unbiased "
     "estimators of the MANTRA paper; ± is the half width of a 95 % percentile bootstrap interval over tasks. n/a: a "
     "task has fewer than k scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that "
-    "ended in an infrastructure error are excluded from every score and counted under errors/crash."
+    "ended in an infrastructure error are excluded from every score and counted under errors/crash. Models named "
+    "scripted:* are reference agents: oracle (the SMT-proven plans, the ceiling), decline (the oracle's reads, no "
+    "write, a refusal: its Pass@1 is the suite's refusal share), read-all (every read the request's identifiers "
+    "allow, then an answer), noop, random and write-first (floors)."
 )
 
 

@@ -5,7 +5,7 @@ Examples::
     python -m mantra_env.run                                  # the bundled local model on the operations suite
     python -m mantra_env.run --model qwen --suite operations   # an alias from agents/models.yaml
     python -m mantra_env.run --model openai/gpt-4o-mini --attempts 5 --concurrency 8
-    python -m mantra_env.run --model scripted:oracle           # scripted agents: oracle, noop, random, write-first
+    python -m mantra_env.run --model scripted:oracle           # also noop random write-first decline read-all
     python -m mantra_env.run --run-name nightly --resume       # continue a killed run; finished episodes are kept
     python -m mantra_env.run --model qwen --resume --retry-errors  # the latest qwen run; rerun its error episodes
 
@@ -27,7 +27,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -80,8 +80,9 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument(
         "--model",
         default=os.environ.get("MANTRA_MODEL") or None,
-        help="model alias (agents/models.yaml), litellm model string, or scripted:<oracle|noop|random|write-first> "
-        "(default: the models file's default, the bundled local model)",
+        help="model alias (agents/models.yaml), litellm model string, or "
+        "scripted:<oracle|noop|random|write-first|decline|read-all> (default: the models file's default, the bundled "
+        "local model)",
     )
     cli.add_argument("--attempts", type=int, default=5, help="attempts per case (k of Pass@k; default 5)")
     cli.add_argument("--cases", nargs="*", default=[], help="case ids or wildcards (default: all)")
@@ -113,8 +114,8 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument(
         "--baselines",
         action="store_true",
-        help="also run the reference agents (scripted:oracle, scripted:noop) on the same cases and attempts and "
-        "print the model's scores beside theirs (their runs: RUN-oracle, RUN-noop)",
+        help="also run the reference agents (scripted:oracle, noop, decline, read-all) on the same cases and attempts "
+        "and print the model's scores beside theirs (their runs: RUN-oracle, RUN-noop, RUN-decline, RUN-read-all)",
     )
     cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
     return cli
@@ -271,9 +272,10 @@ def _store_run(
     return progress
 
 
-BASELINES = ("oracle", "noop")
-"""The reference agents ``--baselines`` runs beside the model: the SMT-proven plans (the ceiling: 100 %) and doing
-nothing (the floor), so that a model's score reads against both."""
+BASELINES = ("oracle", "noop", "decline", "read-all")
+"""The reference agents ``--baselines`` runs beside the model: the SMT-proven plans (the ceiling: 100 %), doing
+nothing, the oracle's reads then a refusal (its Pass@1 is the refusal share, the best a policy that never writes
+scores) and reading what the request names (a naive floor), so that a model's score reads against each."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -331,6 +333,7 @@ def run(args: argparse.Namespace) -> int:
                 (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
             ]
         rows += [
+            ("refusal share", _refusal_share(suite, domain, summary.task_counts)),
             ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
             ("unrequested writes", _unrequested(summary)),
             ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
@@ -361,11 +364,22 @@ def run(args: argparse.Namespace) -> int:
             item.stop()
 
 
+def _refusal_share(suite: Suite, domain: Domain, case_ids: Iterable[str]) -> str:
+    """The refusal share of the cases run (what scripted:decline scores on them), see :mod:`graders.refusals`."""
+    from graders.refusals import refusal_share
+
+    chosen = set(case_ids)
+    label = f"{suite.manifest.domain}/{suite.manifest.name}"
+    cases = [case for case in suite.cases if case.id in chosen]
+    return refusal_share(label, cases, domain.episode_constants.kinds).text()
+
+
 def _beside_table(summaries: Sequence[RunSummary]) -> str:
     """The model's run beside the reference agents' on the same cases and attempts."""
     width = max(len(summary.model) for summary in summaries)
     lines = [
-        "\nbeside the reference agents, on the same cases and attempts (oracle: the SMT-proven plans; noop: no call):",
+        "\nbeside the reference agents, on the same cases and attempts (oracle: the SMT-proven plans; noop: no call; "
+        "decline: the oracle's reads, then a refusal; read-all: every read the request's identifiers allow):",
         f"  {'agent':<{width}}  {'Pass@1':>7}  {'premature writes':>16}  errors",
     ]
     for summary in summaries:

@@ -18,7 +18,7 @@ from mantra_env.rewards import REWARD_MODES
 
 README = Path(__file__).parents[2] / "README.md"
 BEGIN, END = "<!-- reward-table: written by tests/env/test_reward_table.py -->", "<!-- /reward-table -->"
-AGENTS = ("oracle", "noop", "random", "write-first")
+AGENTS = ("oracle", "noop", "random", "write-first", "decline", "read-all")
 
 
 # Besides the modes: the share of episodes passing the checks alone, and the share with no unrequested write (nan:
@@ -71,7 +71,7 @@ def test_only_the_oracle_earns_full_reward_and_the_noop_agent_earns_nothing(
         assert table["oracle"][mode] == 1.0, mode
         assert table["oracle"]["writes"] == 1.0 or math.isnan(table["oracle"]["writes"]), "the oracle wrote unasked"
         assert table["noop"][mode] == 0.0, mode
-        assert table["random"][mode] < 1.0 and table["write-first"][mode] < 1.0, mode
+        assert all(table[agent][mode] < 1.0 for agent in ("random", "write-first", "decline", "read-all")), mode
 
 
 def test_the_readme_table_is_current(tables: dict[str, dict[str, dict[str, float]]]) -> None:

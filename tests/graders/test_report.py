@@ -46,6 +46,19 @@ def test_report_files_and_numbers(db: Path, tmp_path: Path) -> None:
     assert "| ops | strong | weak | +50.0 |" in markdown
 
 
+@pytest.mark.slow  # the retail suite's generation row (Table 2) takes seconds
+def test_report_shows_each_suites_refusal_share(db: Path, tmp_path: Path) -> None:
+    """The refusal share (what scripted:decline can score) of every suite the report looks up; the hand-written
+    starter suite stores no plans, so its cases are counted as n/a."""
+    out = tmp_path / "report"
+    assert main(["--db", str(db), "--out", str(out), "--suite", "retail", "--suite", "operations"]) == 0
+    markdown = (out / "report.md").read_text()
+    assert "## Refusal share per suite" in markdown
+    assert "| retail/generated | 80 | 46 | 34 | 0 | 57.5 |" in markdown
+    assert "| operations/starter | 14 | 0 | 0 | 14 | n/a |" in markdown
+    assert "Refusal share per suite" in (out / "report.html").read_text()
+
+
 def test_report_with_unknown_run_is_a_clear_error(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--db", str(db), "--run", "nope", "--out", str(tmp_path)]) == 2
     assert "no such run(s)" in capsys.readouterr().err

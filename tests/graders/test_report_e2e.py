@@ -135,8 +135,8 @@ def test_files_and_embedded_figures(report: Path) -> None:
         assert (report / "figures" / f"{name}.png").stat().st_size > 1000
         assert (report / "figures" / f"{name}.svg").stat().st_size > 1000
     assert page.count("data:image/png;base64,") == len(FIGURES)
-    # leaderboard, by domain, failure categories, top tools, paired comparison
-    assert page.count("<table>") == len(html_tables(page)) == 5
+    # leaderboard, by domain, failure categories, top tools, paired comparison, refusal share
+    assert page.count("<table>") == len(html_tables(page)) == 6
     # The operations starter suite is hand-written: no generation records, so no Table 2 row or funnel.
     assert not (report / "figures" / "validation_funnel.png").exists()
     assert GENERATION_TITLE not in page and GENERATION_TITLE not in (report / "report.md").read_text()

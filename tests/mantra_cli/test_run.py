@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.report import main as report_main
 from mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
@@ -444,22 +445,32 @@ def test_a_run_whose_stderr_is_not_a_terminal_logs_progress_lines(
     assert all("passed" in line and "errors 0" in line for line in lines) and "\r" not in err
 
 
-def test_baselines_put_the_model_beside_the_oracle_and_noop_on_the_same_cases(
+def test_baselines_put_the_model_beside_the_reference_agents_on_the_same_cases(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "r.duckdb"
     args = ["--model", "scripted:write-first", "--attempts", "1", "--cases", "fig1-*", "--db", str(db)]
     assert main([*args, "--run-name", "wf", "--baselines"]) == 0
     out = capsys.readouterr().out
-    table = out[out.index("beside the reference agents") :].splitlines()[1:5]
-    assert [line.split()[0] for line in table] == ["agent", "scripted:write-first", "scripted:oracle", "scripted:noop"]
+    table = out[out.index("beside the reference agents") :].splitlines()[1:7]
+    assert [line.split()[0] for line in table] == [
+        "agent",
+        "scripted:write-first",
+        "scripted:oracle",
+        "scripted:noop",
+        "scripted:decline",
+        "scripted:read-all",
+    ]
     assert table[2].split()[1:] == ["100.0%", "0.0%", "0/2"] and table[3].split()[1] == "0.0%"
+    assert table[4].split()[1:3] == table[5].split()[1:3] == ["0.0%", "0.0%"]  # both figure cases ask for a write
     with RolloutStore(db) as store:
         rows = store.query("SELECT run_id, model, count(*) FROM v_episodes GROUP BY ALL ORDER BY run_id")
     assert rows == [
         ("wf", "scripted:write-first", 2),
+        ("wf-decline", "scripted:decline", 2),
         ("wf-noop", "scripted:noop", 2),
         ("wf-oracle", "scripted:oracle", 2),
+        ("wf-read-all", "scripted:read-all", 2),
     ]
 
 
@@ -506,3 +517,26 @@ def test_n10_a_run_on_an_edited_copy_of_a_suite_is_stored_under_its_path_and_exp
     assert records["edited"]["suite"] == str(edited.resolve()) and records["same"]["suite"] == "operations/starter"
     prompts = [message["content"] for message in records["edited"]["messages"] if message["role"] == "user"]
     assert prompts[0].startswith("An edited prompt. ")
+
+
+@pytest.mark.slow  # the retail suite's generation row (Table 2) takes seconds
+def test_the_summary_prints_the_refusal_share_of_the_cases_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a generated suite decline's Pass@1 is the refusal share; the starter suite stores no plans: n/a."""
+    db = str(tmp_path / "r.duckdb")
+    base = ["--model", "scripted:decline", "--attempts", "1", "--db", db]
+    cases = ["generated-s000-1", "generated-s000-2", "generated-s000-3"]  # one pays, two decline (retail)
+    assert main([*base, "--suite", "retail", "--cases", *cases]) == 0
+    out = capsys.readouterr().out
+    assert "refusal share      66.7% (2 of 3 cases with a stored plan)" in out
+    assert "Pass@1              66.7%" in out
+    assert main([*base, "--cases", "fig1-*"]) == 0
+    assert "refusal share      n/a (2 case(s) without a stored plan: n/a)" in capsys.readouterr().out
+
+    # The report: decline is a leaderboard row like any model, beside its suites' refusal shares.
+    assert report_main(["--db", db, "--out", str(tmp_path / "report"), "--k", "1"]) == 0
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "| scripted:decline | retail/generated | " in markdown and "| 3 / 80 (partial) |" in markdown
+    assert "| retail/generated | 80 | 46 | 34 | 0 | 57.5 |" in markdown
+    assert "| operations/starter | 14 | 0 | 0 | 14 | n/a |" in markdown
