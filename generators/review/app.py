@@ -109,6 +109,11 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
         host = request.headers.get("host", "")
         if host.rsplit(":", 1)[0] not in LOOPBACK:
             return False
+        # Under ``Referrer-Policy: no-referrer`` a browser's form POST says ``Origin: null``; its
+        # ``Sec-Fetch-Site`` (which no page can set) then tells a same-origin form from another site's.
+        site = request.headers.get("sec-fetch-site")
+        if site is not None:
+            return site == "same-origin"
         source = request.headers.get("origin") or request.headers.get("referer")
         return source is None or urlsplit(source).netloc == host
 
