@@ -171,8 +171,8 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
                 )
         summary = ", ".join(f"{n} {escape(k)}" for k, n in sorted(counts.items()))
         table = "<table><tr><th>sample</th><th>case</th><th>status</th><th>why</th></tr>" + "".join(rows) + "</table>"
-        status = 409 if problems else 200
-        return page(f"Review of {run.root.name}", "".join(problems) + f"<p>{summary}</p>{table}", status)
+        code = 409 if problems else 200
+        return page(f"Review of {run.root.name}", "".join(problems) + f"<p>{summary}</p>{table}", code)
 
     def case_page(sample_id: str, scenario_id: str, error: str = "", status: int = 200) -> HTMLResponse:
         unknown = unknown_case(sample_id, scenario_id)

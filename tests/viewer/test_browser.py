@@ -14,7 +14,6 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from mantra_cli.run import main as run_main
-from mantra_env.webapp import local_app
 from tests.browser import assert_secured, browser, csp_messages, page, screenshot, serve  # noqa: F401 - fixtures
 from tests.viewer.test_hostile import NAMES, PAYLOAD, _db, _set, _set_evidence
 from viewer.app import create_app
@@ -86,6 +85,8 @@ def test_the_csp_blocks_an_inline_script_and_the_test_sees_it(page: Any) -> None
 
     async def leaky(request: Request) -> HTMLResponse:
         return HTMLResponse('<script>window.__pwned=1</script><p style="color:red" onclick="x()">x</p>')
+
+    from mantra_env.webapp import local_app
 
     violations = csp_messages(page)
     with serve(local_app([Route("/", leaky)], "")) as base:

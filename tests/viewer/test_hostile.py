@@ -144,7 +144,7 @@ def test_n2_an_unexpected_error_is_a_page_without_the_traceback(
     def broken(*args: object) -> object:
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(viewer.app, "violated_steps", broken)
+    monkeypatch.setattr(viewer.app, "_expected_trace", broken)
     response = TestClient(create_app(_db(tmp_path))).get("/episode/r1/c2/0")
     assert response.status_code == 500 and response.headers["x-frame-options"] == "DENY"
     assert "secret detail" not in response.text and "Traceback" not in response.text
@@ -153,7 +153,12 @@ def test_n2_an_unexpected_error_is_a_page_without_the_traceback(
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "abc", "0"])
-def test_n10_a_port_out_of_range_is_one_line(tmp_path: Path, port: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_n10_a_port_out_of_range_is_one_line(
+    tmp_path: Path, port: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # never serve, whatever happens
     with pytest.raises(SystemExit) as exit_:
         main(["--db", str(_db(tmp_path)), "--port", port])
     assert exit_.value.code == 2

@@ -159,7 +159,12 @@ def test_n10_the_solver_does_not_block_other_pages(
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "abc"])
-def test_n10_a_port_out_of_range_is_one_line(run_dir: Path, port: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_n10_a_port_out_of_range_is_one_line(
+    run_dir: Path, port: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # never serve, whatever happens
     with pytest.raises(SystemExit) as exit_:
         main([str(run_dir), "--port", port])
     assert exit_.value.code == 2
