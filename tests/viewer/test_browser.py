@@ -32,6 +32,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_failing_episode_shows_its_violation_at_the_step(db: Path, page: Any) -> None:  # noqa: F811
+    violations = csp_messages(page)
     with serve(create_app(db, TOKEN)) as base:
         page.goto(f"{base}/?token={TOKEN}")
         assert "scripted:write-first" in page.content()
@@ -49,6 +50,7 @@ def test_a_failing_episode_shows_its_violation_at_the_step(db: Path, page: Any) 
         assert page.locator("h2", has_text="Expected (oracle) trace").count() == 1
         assert page.locator("section").nth(1).locator("tr").count() > 1  # the oracle's calls
         screenshot(page, "viewer-episode")
+    assert violations == []  # the pages work under their Content-Security-Policy
 
 
 def test_n2_stored_markup_does_not_run_and_the_pages_work_under_the_csp(tmp_path: Path, page: Any) -> None:  # noqa: F811

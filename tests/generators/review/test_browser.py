@@ -24,6 +24,7 @@ TOKEN = "browser-token"
 
 
 def test_review_resolve_accept_export(page: Any, run_dir: Path) -> None:
+    violations = csp_messages(page)
     with serve(create_app(ReviewRun(run_dir), TOKEN, "alice")) as base:
         page.goto(f"{base}/?token={TOKEN}")
         screenshot(page, "review-index")
@@ -47,6 +48,7 @@ def test_review_resolve_accept_export(page: Any, run_dir: Path) -> None:
         screenshot(page, "review-case-resolved")
         page.get_by_role("button", name="Accept").click()
         assert "accepted by alice" in page.locator("[data-case-status]").inner_text()
+    assert violations == []  # the whole flow works under the Content-Security-Policy
 
     result = in_thread(run_pipeline, load_config(FIXTURE / "config.yaml"), run_dir, from_stage="export")
     assert result.suite_dir is not None
