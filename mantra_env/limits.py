@@ -139,3 +139,32 @@ def lone_surrogate_text(value: Any) -> str | None:
 def bounded(text: str, limit: int = MAX_NAME_CHARS) -> str:
     """``text`` if it is at most ``limit`` characters, else its prefix marked with :data:`TRUNCATED`."""
     return text if len(text) <= limit else text[:limit] + TRUNCATED
+
+
+def json_text_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON text nests arrays and objects more than ``limit`` levels deep, found on the text without
+    parsing it (``json.loads`` recurses, and a text thousands of levels deep makes it raise ``RecursionError``).
+
+    Brackets inside strings do not count; the scan stops at the first bracket beyond the limit.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False

@@ -92,3 +92,25 @@ def serve(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def csp_messages(page: Any) -> list[str]:
+    """A list that fills with the page's console messages about the Content-Security-Policy (a blocked script,
+    handler or style): the app's own pages must produce none."""
+    found: list[str] = []
+
+    def seen(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            found.append(message.text)
+
+    page.on("console", seen)
+    return found
+
+
+def assert_secured(response: Any) -> None:
+    """The security headers of :mod:`mantra_env.webapp` are on ``response`` (a Playwright response)."""
+    from mantra_env.webapp import SECURITY_HEADERS
+
+    headers = response.all_headers()
+    for name, value in SECURITY_HEADERS.items():
+        assert headers.get(name) == value, (response.url, name, headers.get(name))

@@ -8,6 +8,7 @@ import sys
 from mantra_env.cli import command_parser
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
+from mantra_env.webapp import exposure_warning, port_number
 
 from .app import create_app
 
@@ -20,8 +21,12 @@ def main(argv: list[str] | None = None) -> int:
         "--db results/mantra.duckdb --port 8001   # then open the printed URL (it carries a session token)",
     )
     parser.add_argument("--db", default="results/mantra.duckdb", help="the rollout store (default: %(default)s)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8000, help="port to serve on (default: %(default)s)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to serve on (default: %(default)s; any other warns: the token travels in plain HTTP)",
+    )
+    parser.add_argument("--port", type=port_number, default=8000, help="port to serve on (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         RolloutStore(args.db, read_only=True).close()  # fail now, clearly, on a missing or foreign file
@@ -31,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     token = secrets.token_urlsafe(24)
+    warning = exposure_warning(args.host, "mantra view")
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     print(f"viewer of {args.db}: http://{args.host}:{args.port}/?token={token}", flush=True)
     uvicorn.run(create_app(args.db, token), host=args.host, port=args.port, log_level="warning")
     return 0

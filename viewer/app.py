@@ -2,8 +2,10 @@
 each check's verdict pointing at its steps and the case's expected (oracle) trace beside it.
 
 The store is opened read-only per request, so a live run's finished episodes show through its snapshot. With a
-``token`` every request must carry it (``?token=``; the pages' links do). Everything shown is escaped: model
-output is never rendered as HTML.
+``token`` every request must carry it (``?token=``; the pages' links do). Everything shown is escaped (table
+cells are text unless built here as :class:`~mantra_env.webapp.Html`): model output and anything else read from
+the database file, which may come from elsewhere, is never rendered as HTML, and evidence of an unexpected shape
+is shown as text. Links carry names percent-encoded, so any run name opens its episodes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from starlette.routing import Route
 
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
+from mantra_env.webapp import Html, local_app, page, raw_segments, segment, text
 
 _CSS = (
     "body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
@@ -35,18 +39,14 @@ _KEY = "run_id = ? AND case_id = ? AND attempt = ?"
 _EPISODE_KEY = "e.run_id = ? AND e.case_id = ? AND e.attempt = ?"
 
 
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
-    html = (
-        f"<!doctype html><meta charset=utf-8><title>{escape(title)}</title><style>{_CSS}</style>"
-        f"<h1>{escape(title)}</h1>{body}"
-    )
-    return HTMLResponse(html, status_code=status)
+_ATTEMPT = re.compile(r"[0-9]{1,9}")  # longer is no attempt number (and int() refuses > 4300 digits)
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]], row_attrs: list[str] | None = None) -> str:
+    """A table; each cell is escaped as text unless it is :class:`Html`."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     attrs = row_attrs or [""] * len(rows)
-    cells = ["".join(f"<td>{c}</td>" for c in row) for row in rows]
+    cells = ["".join(f"<td>{text(c)}</td>" for c in row) for row in rows]
     body = "".join(f"<tr{a}>{c}</tr>" for c, a in zip(cells, attrs, strict=True))
     return f"<table><tr>{head}</tr>{body}</table>"
 
@@ -59,12 +59,29 @@ def _estimate(value: Any) -> str:
     return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
 
 
+def _seconds(value: Any) -> str:
+    return f"{value:.2f}s" if isinstance(value, int | float) else text(value)
+
+
+def _named_suite(suite: str) -> bool:
+    """Whether ``suite`` names a suite of a known domain (``DOMAIN`` or ``DOMAIN/SUITE``): a name read from a
+    database file is never taken as a path to read."""
+    from mantra_env.domains import domain_names, load_domain
+
+    domain_name, _, suite_name = suite.partition("/")
+    if domain_name not in domain_names() or "/" in suite_name:
+        return False
+    return not suite_name or suite_name in load_domain(domain_name).suite_dirs
+
+
 def _expected_trace(suite: str, case_id: str) -> list[tuple[str, str]] | str:
     """The oracle's calls for the case (tool, arguments), or why there is none to show."""
     from agents.scripted import OracleError, oracle_plan
     from mantra_env.domains import find_suite
 
     try:
+        if not _named_suite(suite):
+            return f"suite not found: {suite} is not the name of a suite here"
         domain, found = find_suite(suite)
     except (MantraError, OSError) as error:
         return f"the suite {suite} cannot be loaded here ({error})"
@@ -78,6 +95,86 @@ def _expected_trace(suite: str, case_id: str) -> list[tuple[str, str]] | str:
     return [(str(a["tool"]), json.dumps(a["arguments"], ensure_ascii=False)) for a in plan]
 
 
+def _step_link(step: Any) -> str:
+    """A link to a step of the trace if ``step`` is a step number, else the value as text."""
+    if isinstance(step, int) and not isinstance(step, bool):
+        return f'<a href="#step-{step}">{step}</a>'
+    return f"<code>{escape(json.dumps(step, ensure_ascii=False))}</code>"
+
+
+def _evidence(raw: Any) -> dict[str, Any] | str:
+    """A check's stored evidence as the grader writes it (an object), or as text if it has another shape."""
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return str(raw)
+    if data is None:
+        return {}
+    return data if isinstance(data, dict) else json.dumps(data, ensure_ascii=False)
+
+
+def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, evidence: Any) -> tuple[Any, ...]:
+    """One check's verdict as a row of the checks table: the step it was violated at and the steps its roles
+    matched link to the trace; evidence of any other shape is shown as text."""
+    verdict = Html(f'<span class="{"pass" if passed else "fail"}">{"passed" if passed else "failed"}</span>')
+    data = _evidence(evidence)
+    if isinstance(data, str):
+        return check_id, Html(f"<code>{escape(str(check_text))}</code>"), verdict, category, "", "", data
+    step = data.get("violating_step")
+    at = ""
+    if isinstance(step, int) and not isinstance(step, bool):
+        at = Html(f'<a href="#step-{step}" data-violating-step="{step}">step {step}</a>')
+    elif step is not None:
+        at = json.dumps(step, ensure_ascii=False)
+    matched_data = data.get("matched") or {}
+    if isinstance(matched_data, dict):
+        matched: Any = Html(", ".join(
+            f"{escape(str(role))}: "
+            + " ".join(_step_link(n) for n in (steps if isinstance(steps, list) else [steps]))
+            for role, steps in matched_data.items()
+            if steps
+        ))  # fmt: skip
+    else:
+        matched = json.dumps(matched_data, ensure_ascii=False)
+    why = data.get("explanation", "")
+    return (check_id, Html(f"<code>{escape(str(check_text))}</code>"), verdict, category, at, matched,
+            why if isinstance(why, str) else json.dumps(why, ensure_ascii=False))  # fmt: skip
+
+
+def violated_steps(checks: list[tuple[Any, ...]]) -> dict[int, list[str]]:
+    """The checks violated at each step (by the ``violating_step`` of their evidence)."""
+    violating: dict[int, list[str]] = {}
+    for check_id, _, _, _, evidence in checks:
+        data = _evidence(evidence)
+        step = data.get("violating_step") if isinstance(data, dict) else None
+        if isinstance(step, int) and not isinstance(step, bool):
+            violating.setdefault(step, []).append(str(check_id))
+    return violating
+
+
+def checks_section(checks: list[tuple[Any, ...]]) -> str:
+    """The verdict section of an episode: one row per stored check verdict
+    ``(check_id, check_text, passed, category, evidence)``."""
+    header = ("check", "text", "verdict", "category", "violated at", "matched steps", "why")
+    return "<h2>Checks</h2>" + _table(header, [_check_row(*check) for check in checks])
+
+
+def _messages(raw: Any) -> str:
+    try:
+        return json.dumps(json.loads(raw), indent=1, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(raw)
+
+
+def episode_href(run: Any, case: Any, attempt: Any) -> str:
+    """The path of an episode's page: each part percent-encoded as one path segment (browsers resolve a ``.``
+    or ``..`` segment even encoded, so such a name goes in the query instead)."""
+    parts = [str(run), str(case), str(attempt)]
+    if any(part in (".", "..") for part in parts):
+        return "/episode?" + urlencode(dict(zip(("run", "case", "attempt"), parts, strict=True)))
+    return "/episode/" + "/".join(segment(part) for part in parts)
+
+
 def create_app(db: Path | str, token: str | None = None) -> Starlette:
     """An app reading ``db`` afresh per request (a live run's snapshot included)."""
 
@@ -88,11 +185,13 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
         return token is None or hmac.compare_digest(request.query_params.get("token", ""), token)
 
     def link(path: str, **query: Any) -> str:
+        """``path`` (already URL-encoded) with the token and ``query``, escaped for an attribute."""
         params = {**({"token": token} if token else {}), **{k: v for k, v in query.items() if v not in ("", None)}}
-        return escape(f"{path}?{urlencode(params)}" if params else path)
+        separator = "&" if "?" in path else "?"
+        return escape(f"{path}{separator}{urlencode(params)}" if params else path)
 
     def forbidden() -> HTMLResponse:
-        return _page("Forbidden", "<p>Open the address <code>mantra view</code> printed (it has the token).</p>", 403)
+        return page("Forbidden", "<p>Open the address <code>mantra view</code> printed (it has the token).</p>", 403)
 
     async def runs(request: Request) -> HTMLResponse:
         if not allowed(request):
@@ -104,9 +203,9 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             rows = leaderboard(s, run_ids, 1, {}) if run_ids else []
         shown = [
             (
-                " ".join(f'<a href="{link("/episodes", run=r)}">{escape(r)}</a>' for r in row.summary.run_ids),
-                escape(row.summary.model),
-                escape(row.summary.suite),
+                Html(" ".join(f'<a href="{link("/episodes", run=r)}">{escape(r)}</a>' for r in row.summary.run_ids)),
+                row.summary.model,
+                row.summary.suite,
                 row.summary.tasks,
                 row.summary.attempts,
                 _estimate(row.summary.pass_at_1),
@@ -117,7 +216,7 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
         ]
         header = ("runs", "model", "suite", "cases", "episodes", "Pass@1 [95% CI]", "premature writes", "errors")
         note = "<p>Runs of one model on one suite with the same settings are pooled, as in the leaderboard.</p>"
-        return _page("Runs", note + _table(header, shown))
+        return page("Runs", note + _table(header, shown))
 
     async def episodes(request: Request) -> HTMLResponse:
         if not allowed(request):
@@ -164,17 +263,27 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             f"</select></label> {token_field}<button>filter</button></form>"
         )
         shown = [
-            (escape(r), escape(m), escape(su), f'<a href="{link(f"/episode/{r}/{c}/{a}")}">{escape(c)}</a>', a,
-             f'<span class="{"pass" if st == "passed" else "fail"}">{escape(st)}</span>', rw, t, f"{lat:.2f}s")
+            (r, m, su, Html(f'<a href="{link(episode_href(r, c, a))}">{escape(str(c))}</a>'), a,
+             Html(f'<span class="{"pass" if st == "passed" else "fail"}">{escape(str(st))}</span>'), rw, t,
+             _seconds(lat))
             for r, m, su, c, a, st, rw, t, lat in rows
         ]  # fmt: skip
         header = ("run", "model", "suite", "case", "attempt", "status", "reward", "tokens", "latency")
-        return _page("Episodes", f'<p><a href="{link("/")}">runs</a></p>' + form + _table(header, shown))
+        return page("Episodes", f'<p><a href="{link("/")}">runs</a></p>' + form + _table(header, shown))
+
+    def not_found(what: str) -> HTMLResponse:
+        return page("Not found", f"<p>no episode {escape(what)} in {escape(str(db))}: "
+                    f'see <a href="{link("/episodes")}">the episode list</a></p>', 404)  # fmt: skip
 
     async def episode(request: Request) -> HTMLResponse:
         if not allowed(request):
             return forbidden()
-        key = [request.path_params["run"], request.path_params["case"], request.path_params["attempt"]]
+        parts = raw_segments(request)[1:]  # after "episode"; the path form, or else the query form
+        if parts in ([], [""]):
+            parts = [request.query_params.get(k, "") for k in ("run", "case", "attempt")]
+        if len(parts) != 3 or not _ATTEMPT.fullmatch(parts[2]):
+            return not_found(" / ".join(parts)[:300])
+        key: list[Any] = [parts[0], parts[1], int(parts[2])]
         with store() as s:
             found = s.query(
                 f"SELECT e.status, e.messages, e.input_tokens, e.output_tokens, e.latency_s, e.final_answer, "
@@ -182,8 +291,7 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
                 key,
             )
             if not found:
-                return _page("Not found", f"<p>no episode {escape(' / '.join(map(str, key)))} in {escape(str(db))}: "
-                             f'see <a href="{link("/episodes")}">the episode list</a></p>', 404)  # fmt: skip
+                return not_found(" / ".join(map(str, key)))
             steps = s.query(
                 f"SELECT step, tool, arguments, result, error_code FROM steps WHERE {_KEY} ORDER BY step", key
             )
@@ -193,55 +301,40 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
                 key,
             )
         status, messages, tokens_in, tokens_out, latency, answer, suite, model = found[0]
-        violating: dict[int, list[str]] = {}
-        check_rows = []
-        for check_id, text, passed, category, evidence in checks:
-            data = json.loads(evidence) if isinstance(evidence, str) else evidence or {}
-            step = data.get("violating_step")
-            if step is not None:
-                violating.setdefault(int(step), []).append(check_id)
-            matched = ", ".join(
-                f"{escape(role)}: " + " ".join(f'<a href="#step-{n}">{n}</a>' for n in steps_)
-                for role, steps_ in (data.get("matched") or {}).items()
-                if steps_
-            )
-            at = f'<a href="#step-{step}" data-violating-step="{step}">step {step}</a>' if step is not None else ""
-            check_rows.append((
-                escape(check_id), f"<code>{escape(text)}</code>",
-                f'<span class="{"pass" if passed else "fail"}">{"passed" if passed else "failed"}</span>',
-                escape(str(category or "")), at, matched, escape(str(data.get("explanation", ""))),
-            ))  # fmt: skip
+        violating = violated_steps(checks)
         step_rows = [
-            (f'<span id="step-{n}">{n}</span>', escape(t), f"<code>{escape(str(a))}</code>",
-             f"<code>{escape(str(r))[:600]}</code>", escape(str(err or "")),
-             escape(", ".join(violating.get(n, []))))
+            (Html(f'<span id="step-{escape(str(n))}">{escape(str(n))}</span>'), t,
+             Html(f"<code>{escape(str(a))}</code>"), Html(f"<code>{escape(str(r)[:600])}</code>"), err,
+             ", ".join(violating.get(n, [])))
             for n, t, a, r, err in steps
         ]  # fmt: skip
-        attrs = [f' class="violation" data-step="{n}"' if n in violating else f' data-step="{n}"' for n, *_ in steps]
+        attrs = [
+            f' class="violation" data-step="{escape(str(n))}"' if n in violating else f' data-step="{escape(str(n))}"'
+            for n, *_ in steps
+        ]
         expected = _expected_trace(str(suite), str(key[1]))
         if isinstance(expected, list):
-            plan_rows = [(i, escape(t), f"<code>{escape(a)}</code>") for i, (t, a) in enumerate(expected)]
+            plan_rows = [(i, t, Html(f"<code>{escape(a)}</code>")) for i, (t, a) in enumerate(expected)]
             expected_html = _table(("step", "tool", "arguments"), plan_rows)
         else:
             expected_html = f"<p>{escape(expected)}</p>"
         body = (
             f'<p><a href="{link("/episodes", run=key[0])}">episodes of {escape(str(key[0]))}</a> · model '
             f"{escape(str(model))} · suite {escape(str(suite))} · status <b>{escape(str(status))}</b> · tokens "
-            f"{tokens_in} in / {tokens_out} out · latency {latency:.2f}s</p>"
+            f"{text(tokens_in)} in / {text(tokens_out)} out · latency {_seconds(latency)}</p>"
             '<div class="cols"><section><h2>Tool calls</h2>'
             + _table(("step", "tool", "arguments", "result", "error", "violates"), step_rows, attrs)
             + "</section><section><h2>Expected (oracle) trace</h2>" + expected_html + "</section></div>"
-            + "<h2>Checks</h2>"
-            + _table(("check", "text", "verdict", "category", "violated at", "matched steps", "why"), check_rows)
+            + checks_section(checks)
             + "<h2>Final answer</h2><pre>" + escape(str(answer or "")) + "</pre>"
-            + "<h2>Messages</h2><pre>" + escape(json.dumps(json.loads(messages), indent=1, ensure_ascii=False))
-            + "</pre>"
+            + "<h2>Messages</h2><pre>" + escape(_messages(messages)) + "</pre>"
         )  # fmt: skip
-        return _page(f"Episode {key[1]} #{key[2]}", body)
+        return page(f"Episode {key[1]} #{key[2]}", body)
 
     routes = [
         Route("/", runs),
         Route("/episodes", episodes),
-        Route("/episode/{run}/{case}/{attempt:int}", episode),
+        Route("/episode", episode),
+        Route("/episode/{parts:path}", episode),
     ]
-    return Starlette(routes=routes)
+    return local_app(routes, _CSS)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mantra_env.cli import command_parser
 from mantra_env.errors import MantraError
+from mantra_env.webapp import exposure_warning, port_number
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,8 +22,12 @@ def main(argv: list[str] | None = None) -> int:
         "runs/retail-20261124T162344 --port 8081 --reviewer alice",
     )
     parser.add_argument("run_dir", type=Path, help="the run directory (the one generators.run printed)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=8080, help="port to serve on (default: %(default)s)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to serve on (default: %(default)s; any other warns: the token travels in plain HTTP)",
+    )
+    parser.add_argument("--port", type=port_number, default=8080, help="port to serve on (default: %(default)s)")
     parser.add_argument("--reviewer", default=None, help="the name every change is signed with (default: your login)")
     parser.add_argument("--config", type=Path, default=None, help="the run's config (default: the one it started with)")
     args = parser.parse_args(argv)
@@ -37,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     token = secrets.token_urlsafe(24)
     reviewer = args.reviewer or getpass.getuser()
+    warning = exposure_warning(args.host, "mantra review")
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     print(f"review of {args.run_dir} as {reviewer}: http://{args.host}:{args.port}/?token={token}", flush=True)
     import uvicorn
 

@@ -1,9 +1,14 @@
 """The review web app: a run's cases by status, one case with everything a reviewer needs, and forms that
 change it only through :mod:`generators.review.state` (typed edits, goals, initial values, decisions).
 
-Safety: every request needs the session token (``?token=`` on links, a hidden field in forms); a request that
-changes something must also come from the app's own origin (``Origin``/``Referer``) and name its ``Host``
-among the loopback names; everything shown is escaped (model output is never rendered as HTML).
+Safety: every request needs the session token (``?token=`` on links; a hidden field in forms, the only place a
+POST may carry it); a request that changes something must also come from the app's own origin
+(``Origin``/``Referer``) and name its ``Host`` among the loopback names; everything shown is escaped (model output
+is never rendered as HTML), and the pages carry the security headers of :mod:`mantra_env.webapp`.
+
+A mistake is a page that says what is wrong, never a 500: an unknown sample or case is a 404, a review file that
+does not parse is a 409 naming the file, an edit that is invalid (or JSON nested too deep) a 422. The solver runs
+in a worker thread, so other pages answer while it works.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -33,23 +39,28 @@ from generators.review.state import (
     solve,
 )
 from mantra_env.checks import format_check
+from mantra_env.errors import MantraError
+from mantra_env.limits import MAX_DEPTH, json_text_too_deep
+from mantra_env.webapp import local_app, page, segment
 
 _CSS = (
     "body{font-family:sans-serif;margin:1em;max-width:1250px}table{border-collapse:collapse}"
     "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}pre{background:#f6f6f6;padding:6px;"
     "white-space:pre-wrap;overflow-wrap:anywhere}.error{color:#a00;font-weight:bold}.ok{color:#070}"
     ".bad{color:#a00}form{margin:4px 0}textarea{width:100%}section{margin-bottom:1.2em}"
-    ".cols{display:grid;grid-template-columns:1fr 1fr;gap:1em}input[type=text]{width:28em}"
+    ".cols{display:grid;grid-template-columns:1fr 1fr;gap:1em}input[type=text]{width:28em}input.index{width:5em}"
 )
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "testserver")
 
 
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
-    html = (
-        f"<!doctype html><meta charset=utf-8><title>{escape(title)}</title><style>{_CSS}</style>"
-        f"<h1>{escape(title)}</h1>{body}"
-    )
-    return HTMLResponse(html, status_code=status)
+def _json_field(value: str, what: str) -> Any:
+    """The JSON value of a form field; a text nested deeper than the limit is refused before it is parsed."""
+    if json_text_too_deep(value):
+        raise ReviewError(f"{what} nests more than {MAX_DEPTH} levels deep: write a flatter value")
+    try:
+        return json.loads(value)
+    except ValueError as error:
+        raise ReviewError(f"{what} is not JSON: {error}") from None
 
 
 def _pre(text: str) -> str:
@@ -89,34 +100,70 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
     reports: dict[tuple[str, str, int], SolverReport] = {}
 
     def authorised(request: Request, form: Any = None) -> bool:
-        given = (form or {}).get("token") or request.query_params.get("token") or ""
-        return hmac.compare_digest(str(given), token)
+        """The token of a GET's query, or of a POST's form (a POST's query string does not count: a token in
+        an address travels further, into logs and history, than one in a form)."""
+        given = form.get("token") if form is not None else request.query_params.get("token")
+        return hmac.compare_digest(str(given or ""), token)
 
     def same_origin(request: Request) -> bool:
         host = request.headers.get("host", "")
         if host.rsplit(":", 1)[0] not in LOOPBACK:
             return False
+        # Under ``Referrer-Policy: no-referrer`` a browser's form POST says ``Origin: null``; its
+        # ``Sec-Fetch-Site`` (which no page can set) then tells a same-origin form from another site's.
+        site = request.headers.get("sec-fetch-site")
+        if site is not None:
+            return site == "same-origin"
         source = request.headers.get("origin") or request.headers.get("referer")
         return source is None or urlsplit(source).netloc == host
 
     def link(path: str, **query: str) -> str:
+        """``path`` (already URL-encoded) with the token and ``query``."""
         return f"{path}?{urlencode({'token': token, **query})}"
 
+    def case_path(sample_id: str, scenario_id: str) -> str:
+        return f"/case/{segment(sample_id)}/{segment(scenario_id)}"
+
+    def unreadable(error: MantraError) -> HTMLResponse:
+        """A file of the run directory that cannot be read: the error names it and says how to fix it."""
+        return page("Cannot read the run", f'<p class="error" role="alert">{escape(str(error))}</p>'
+                    f'<p><a href="{escape(link("/"))}">all cases</a></p>', 409)  # fmt: skip
+
+    def unknown_case(sample_id: str, scenario_id: str) -> HTMLResponse | None:
+        """The page to answer for a sample or case the run does not have, or ``None`` if it has it."""
+        if sample_id not in run.sample_ids():
+            return page("Not found", f"<p>No sample {escape(sample_id)} in this run: see "
+                        f'<a href="{escape(link("/"))}">all cases</a>.</p>', 404)  # fmt: skip
+        try:
+            known = scenario_id in run.scenarios(sample_id)
+        except MantraError as error:
+            return unreadable(error)
+        if not known:
+            return page("Not found", f"<p>No case {escape(scenario_id)} in sample {escape(sample_id)}: see "
+                        f'<a href="{escape(link("/"))}">all cases</a>.</p>', 404)  # fmt: skip
+        return None
+
     def forbidden() -> HTMLResponse:
-        return _page("Forbidden", "<p>Open the address the review command printed (it carries the token).</p>", 403)
+        return page("Forbidden", "<p>Open the address the review command printed (it carries the token).</p>", 403)
 
     async def index(request: Request) -> Response:
         if not authorised(request):
             return forbidden()
-        rows = []
+        rows, problems = [], []
         counts: dict[str, int] = {}
         for sample_id in run.sample_ids():
-            review = run.review(sample_id)
-            for outcome in run.outcomes(sample_id):
+            try:
+                review, outcomes = run.review(sample_id), run.outcomes(sample_id)
+            except MantraError as error:  # one broken file hides only its own sample
+                problems.append(f'<p class="error" role="alert">{escape(str(error))}</p>')
+                rows.append(f'<tr data-status="unreadable"><td>{escape(sample_id)}</td><td></td><td>unreadable</td>'
+                            f"<td>{escape(str(error))}</td></tr>")  # fmt: skip
+                continue
+            for outcome in outcomes:
                 decision = review.decisions.get(outcome.scenario_id)
                 status = f"{decision.status} by {decision.who}" if decision else outcome.status
                 counts[status.split(" ")[0]] = counts.get(status.split(" ")[0], 0) + 1
-                href = escape(link(f"/case/{sample_id}/{outcome.scenario_id}"))
+                href = escape(link(case_path(sample_id, outcome.scenario_id)))
                 rows.append(
                     f'<tr data-status="{escape(status.split(" ")[0])}"><td>{escape(sample_id)}</td>'
                     f'<td><a href="{href}">{escape(outcome.scenario_id)}</a></td><td>{escape(status)}</td>'
@@ -124,22 +171,28 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
                 )
         summary = ", ".join(f"{n} {escape(k)}" for k, n in sorted(counts.items()))
         table = "<table><tr><th>sample</th><th>case</th><th>status</th><th>why</th></tr>" + "".join(rows) + "</table>"
-        return _page(f"Review of {run.root.name}", f"<p>{summary}</p>{table}")
+        code = 409 if problems else 200
+        return page(f"Review of {run.root.name}", "".join(problems) + f"<p>{summary}</p>{table}", code)
 
     def case_page(sample_id: str, scenario_id: str, error: str = "", status: int = 200) -> HTMLResponse:
-        review = run.review(sample_id)
-        scenarios = run.scenarios(sample_id)
-        scenario = scenarios.get(scenario_id)
-        outcome = next((o for o in run.outcomes(sample_id) if o.scenario_id == scenario_id), None)
+        unknown = unknown_case(sample_id, scenario_id)
+        if unknown is not None:
+            return unknown
+        try:
+            review = run.review(sample_id)
+            scenario = run.scenarios(sample_id).get(scenario_id)
+            outcome = next((o for o in run.outcomes(sample_id) if o.scenario_id == scenario_id), None)
+        except MantraError as unread:
+            return unreadable(unread)
         if scenario is None or outcome is None or scenario_id not in review.checks:
-            return _page("Not found", f"<p>No case {escape(scenario_id)} in sample {escape(sample_id)}.</p>", 404)
+            return page("Not found", f"<p>No case {escape(scenario_id)} in sample {escape(sample_id)}.</p>", 404)
         decision = review.decisions.get(scenario_id)
         state = f"{decision.status} by {decision.who} ({decision.reason})" if decision else outcome.status
         report = reports.get((sample_id, scenario_id, review.revision))
 
         def form(action: str, inner: str, label: str) -> str:
             return (
-                f'<form method="post" action="/case/{escape(sample_id)}/{escape(scenario_id)}/{action}">'
+                f'<form method="post" action="{escape(case_path(sample_id, scenario_id))}/{action}">'
                 f'<input type="hidden" name="token" value="{escape(token)}">'
                 f'<input type="hidden" name="revision" value="{review.revision}">{inner}'
                 f'<button type="submit" name="do" value="{escape(action)}">{escape(label)}</button></form>'
@@ -179,7 +232,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
                    '<select name="section"><option>pre</option><option>post</option></select>'
                    '<select name="change"><option value="add_condition">add</option><option value="replace_condition">'
                    'replace</option><option value="remove_condition">remove</option></select>'
-                   '<input type="number" name="index" min="0" placeholder="index" style="width:5em">'
+                   '<input type="number" name="index" min="0" placeholder="index" class="index">'
                    '<input type="text" name="expr" placeholder="(= x true)" aria-label="condition">', "Apply")
             + "<h3>Any edit (edit language, JSON list)</h3>"
             + form("edit", '<input type="hidden" name="kind" value="json"><textarea name="edits" rows="4" '
@@ -196,7 +249,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             + form("decide", '<input type="hidden" name="status" value="reopen"><input type="hidden" name="reason">',
                    "Reopen") + "</section>",
         ]  # fmt: skip
-        return _page(f"Case {scenario_id}", "".join(body), status)
+        return page(f"Case {scenario_id}", "".join(body), status)
 
     async def case(request: Request) -> Response:
         if not authorised(request):
@@ -206,10 +259,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
     def _edit_records(form: Any) -> list[dict[str, Any]]:
         kind = form.get("kind", "")
         if kind == "json":
-            try:
-                records = json.loads(form.get("edits", "") or "[]")
-            except ValueError as error:
-                raise ReviewError(f"the edits are not JSON: {error}") from None
+            records = _json_field(form.get("edits", "") or "[]", "the edits")
             if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
                 raise ReviewError('give a JSON list of edit objects, e.g. [{"op": "remove_check", "id": "c1"}]')
             return records
@@ -234,14 +284,20 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
         if not authorised(request, form):
             return forbidden()
         if not same_origin(request):
-            return _page("Forbidden", "<p>Changes are accepted only from the review page itself.</p>", 403)
+            return page("Forbidden", "<p>Changes are accepted only from the review page itself.</p>", 403)
         sample_id, scenario_id, action = (request.path_params[k] for k in ("sample", "scenario", "action"))
+        unknown = unknown_case(sample_id, scenario_id)
+        if unknown is not None:
+            return unknown
         try:
             read_revision = int(str(form.get("revision", "")))
         except ValueError:
             return case_page(sample_id, scenario_id, "the form has no revision: reload the page", 400)
         try:
             review: SampleReview = run.review(sample_id)
+        except MantraError as unread:
+            return unreadable(unread)
+        try:
             if review.revision != read_revision:
                 raise StaleReview(
                     f"sample {sample_id} was changed since this page was loaded (revision {review.revision}, the "
@@ -250,18 +306,17 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             reason = str(form.get("reason", ""))
             if action == "solve":
                 scenario = run.scenarios(sample_id)[scenario_id]
-                reports[(sample_id, scenario_id, review.revision)] = solve(review, scenario, run.tools, run.bound)
-                return RedirectResponse(link(f"/case/{sample_id}/{scenario_id}"), status_code=303)
+                # in a worker thread: a solve can take minutes, and the event loop serves every other page
+                report = await run_in_threadpool(solve, review, scenario, run.tools, run.bound)
+                reports[(sample_id, scenario_id, review.revision)] = report
+                return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
             if action == "edit":
                 changed = apply_edit_records(review, scenario_id, _edit_records(form), run.tools, reviewer, reason)
             elif action == "goal":
                 goal = str(form.get("goal", "")).splitlines()
                 changed = change_goal(review, scenario_id, goal, run.tools, reviewer, reason)
             elif action == "initial":
-                try:
-                    value = json.loads(str(form.get("value", "")))
-                except ValueError as error:
-                    raise ReviewError(f"the initial value is not JSON (write strings in quotes): {error}") from None
+                value = _json_field(str(form.get("value", "")), "the initial value (write strings in quotes)")
                 changed = change_initial(review, str(form.get("name", "")), value, run.tools, reviewer, reason)
             elif action == "decide":
                 status = str(form.get("status", ""))
@@ -269,18 +324,17 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
                     raise ReviewError(f"unknown decision {status!r}")
                 changed = decide(review, scenario_id, status, reviewer, reason)  # type: ignore[arg-type]
             else:
-                return _page("Not found", f"<p>No action {escape(action)}.</p>", 404)
+                return page("Not found", f"<p>No action {escape(action)}.</p>", 404)
             save_review(run.root, changed, read_revision)
         except StaleReview as error:
             return case_page(sample_id, scenario_id, str(error), 409)
         except (ReviewError, ReviewRunError) as error:
             return case_page(sample_id, scenario_id, str(error), 422)
-        return RedirectResponse(link(f"/case/{sample_id}/{scenario_id}"), status_code=303)
+        return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
 
-    return Starlette(
-        routes=[
-            Route("/", index),
-            Route("/case/{sample}/{scenario}", case),
-            Route("/case/{sample}/{scenario}/{action}", act, methods=["POST"]),
-        ]
-    )
+    routes = [
+        Route("/", index),
+        Route("/case/{sample}/{scenario}", case),
+        Route("/case/{sample}/{scenario}/{action}", act, methods=["POST"]),
+    ]
+    return local_app(routes, _CSS)

@@ -44,7 +44,7 @@ def test_a_violated_check_points_at_its_step(client: TestClient) -> None:
     page = client.get("/episode/r1/c2/0").text
     assert 'class="violation" data-step="1"' in page and 'data-violating-step="1"' in page
     assert '<span id="step-1">1</span>' in page
-    assert "the suite ops/main cannot be loaded here" in page  # the expected trace, when the suite is unknown
+    assert "suite not found: ops/main" in page  # the expected trace, when the suite is unknown
 
 
 def test_a_token_guards_every_page(tmp_path: Path) -> None:
