@@ -18,7 +18,7 @@ from mantra_env.env import MantraEnv
 from mantra_env.tools import ToolSpec
 
 MALFORMED = {"invalid_arguments", "unparseable_action", "unknown_tool"}  # the env refuses the call
-GENERATED = [env_id for env_id in registration.suite_env_ids() if env_id != "mantra/operations-v1"]
+GENERATED = [env_id for env_id in registration.suite_env_ids() if env_id != "mantra/operations-v2"]
 
 
 def make(env_id: str) -> MantraEnv:
@@ -53,7 +53,7 @@ def test_decline_is_the_oracle_on_refusal_cases_and_fails_every_action_case(env_
 
 
 def test_decline_on_a_case_without_a_stored_plan_makes_the_solved_plans_reads() -> None:
-    env = make("mantra/operations-v1")
+    env = make("mantra/operations-v2")
     case = env.suite.case("fig1-case1")
     assert case.oracle_plan is None
     kinds = env.domain.episode_constants.kinds

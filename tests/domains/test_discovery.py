@@ -187,7 +187,7 @@ def test_n9_a_bad_path_entry_disables_only_itself_with_a_warning(
     said = [str(warning.message) for warning in caught]
     assert any("nowhere is not a folder" in text and text.endswith("skipped") for text in said)
     assert any("Bad-Name: a domain folder's name is the domain's name: lowercase letters" in text for text in said)
-    assert {"mantra/operations-v1", "mantra/desk-v1"} <= set(register_shipped_suites())  # warned once, above
+    assert {"mantra/operations-v2", "mantra/desk-v2"} <= set(register_shipped_suites())  # warned once, above
     assert find_suite("operations")[1].manifest.domain == "operations"
 
 
