@@ -157,10 +157,7 @@ class MantraEnv(gym.Env[str, str]):
         self._unrequested = []
         if self.case.id not in self._obligations:
             self._obligations[self.case.id] = obligations(self.case.checks)
-            plan = self.case.oracle_plan
-            self._requested[self.case.id] = (
-                None if plan is None else RequestedWrites(self.case.checks, plan, self._constants.specs)
-            )
+            self._requested[self.case.id] = self._requested_writes(self.case)
         return self._opening(self.case), self._info()
 
     def step(self, action: str | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -209,12 +206,20 @@ class MantraEnv(gym.Env[str, str]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_constants"], state["_kinds"]  # derived from the domain (a mappingproxy does not pickle)
+        state["_requested"] = list(self._requested)  # compiled from the case and the domain's argument rules
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        compiled: list[str] = state.pop("_requested")
         self.__dict__.update(state)
         self._constants = self.domain.episode_constants
         self._kinds = self._constants.kinds
+        self._requested = {case_id: self._requested_writes(self.suite.case(case_id)) for case_id in compiled}
+
+    def _requested_writes(self, case: Case) -> RequestedWrites | None:
+        """The writes ``case`` asks for, compiled for the unrequested-write rule (None: no stored oracle plan)."""
+        plan = case.oracle_plan
+        return None if plan is None else RequestedWrites(case.checks, plan, self._constants.specs)
 
     # -- helpers ---------------------------------------------------------------------------------------
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import openai
@@ -83,15 +83,20 @@ def _stub(plans: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> Starl
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[OpenAIChatCompletionsClient]:
+def client() -> Iterator[Callable[[], OpenAIChatCompletionsClient]]:
+    """A maker of clients of the stub server: each ``asyncio.run`` needs its own (an async client's pooled
+    connections belong to the event loop that opened them, and reusing one after that loop closed fails with
+    "Event loop is closed" whenever the server kept the connection alive)."""
     plans = {kind: _plans(kind) for kind in ("oracle", "write-first")}
     plans["malformed"] = plans["oracle"]
     with serve(_stub(plans)) as url:
-        yield OpenAIChatCompletionsClient(openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="stub", max_retries=0))
+        yield lambda: OpenAIChatCompletionsClient(
+            openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="stub", max_retries=0)
+        )
 
 
-def _evaluate(env: MantraVerifiersEnv, client: OpenAIChatCompletionsClient, model: str) -> list[Any]:
-    outputs = asyncio.run(env.evaluate(client, model, num_examples=-1, rollouts_per_example=1, on_progress=[]))
+def _evaluate(env: MantraVerifiersEnv, client: Callable[[], OpenAIChatCompletionsClient], model: str) -> list[Any]:
+    outputs = asyncio.run(env.evaluate(client(), model, num_examples=-1, rollouts_per_example=1, on_progress=[]))
     return list(outputs["outputs"] if isinstance(outputs, dict) else outputs.outputs)
 
 
@@ -129,7 +134,9 @@ def _prompt(output: Any) -> str:
 
 
 @pytest.mark.parametrize("mode", ["binary", "fraction", "shaped"])
-def test_rewards_through_verifiers_are_the_graders(client: OpenAIChatCompletionsClient, mode: str) -> None:
+def test_rewards_through_verifiers_are_the_graders(
+    client: Callable[[], OpenAIChatCompletionsClient], mode: str
+) -> None:
     env = load_environment(suite=SUITE, reward=mode)
     totals = {}
     for model in ("oracle", "write-first"):
@@ -144,7 +151,7 @@ def test_rewards_through_verifiers_are_the_graders(client: OpenAIChatCompletions
     assert totals["write-first"] < len(CASES)
 
 
-def test_a_malformed_call_is_a_tool_error_the_model_sees(client: OpenAIChatCompletionsClient) -> None:
+def test_a_malformed_call_is_a_tool_error_the_model_sees(client: Callable[[], OpenAIChatCompletionsClient]) -> None:
     env = load_environment(suite=SUITE, reward="shaped")
     (output, *_) = _evaluate(env, client, "malformed")
     first = next(m for m in _messages(output) if m["role"] == "tool")
