@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from agents.scripted import oracle_plan
 from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
@@ -28,6 +27,7 @@ from mantra_env.case import Case, PlannedCall, Provenance, Suite, SuiteManifest,
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
+from mantra_env.oracle import oracle_plan
 from mantra_env.worldmodel import format_model, parse_model
 
 GENERATOR_VERSION = "mantra-env generators 1"

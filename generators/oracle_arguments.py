@@ -1,6 +1,6 @@
 """Stage ``oracle_arguments``: the values a validated case's oracle needs and nothing in the case gives.
 
-The oracle replays the case's compliant witness (:mod:`agents.scripted`); its arguments come from the checks, the
+The oracle replays the case's compliant witness (:mod:`mantra_env.oracle`); its arguments come from the checks, the
 scenario's ``argument_bindings`` and the witness. A free-text argument no check pins and the world model does not
 track (a justification, a summary) is in none of them when the scenario writer gave no binding for it, and the
 case would be screened out as ``oracle_error`` although it is sound. Before the export, the scenario writer is
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from agents.scripted import MissingArguments
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.prompts import SINGLE_TURN, Messages, tool_block
 from mantra_env.case import Case
+from mantra_env.oracle import MissingArguments
 from mantra_env.tools import ToolSpec, fits_schema
 
 

@@ -29,7 +29,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from agents.scripted import OracleError, argument_gaps
 from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, ToolRelevance, WorldModelArtifact
 from generators.checkgen import generate_checks
 from generators.config import STAGES, GenerationConfig
@@ -52,6 +51,7 @@ from generators.worldgen import generate_world_model
 from mantra_env.case import Case, Provenance, Suite, write_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.oracle import OracleError, argument_gaps
 from mantra_env.tools import ToolSpec
 
 log = logging.getLogger("mantra.generators")

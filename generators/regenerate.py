@@ -35,6 +35,7 @@ from generators.rundir import write_text
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.files import write_atomic
 from mantra_env.userfiles import load_yaml, read_text
 
 SUITE_FILES = ("suite.jsonl", "manifest.json")
@@ -226,7 +227,7 @@ def _sections(path: Path) -> dict[str, object]:
 
 def _place_record(run_dir: Path, reviews: Sequence[SampleReview], folder: Path) -> None:
     """Put the run's recording and its (already read) reviews into the domain folder ``folder``."""
-    shutil.copyfile(run_dir / "recorded.jsonl", folder / RECORDING)
+    write_atomic(folder / RECORDING, (run_dir / "recorded.jsonl").read_bytes())
     shutil.rmtree(folder / REVIEWS, ignore_errors=True)
     _write_reviews(reviews, folder / REVIEWS)
 
@@ -237,7 +238,7 @@ def _place(run_dir: Path, reviews: Sequence[SampleReview], folder: Path, suite_n
     shipped = folder / "suites" / suite_name
     shipped.mkdir(parents=True, exist_ok=True)
     for name in SUITE_FILES:
-        shutil.copyfile(run_dir / "export" / "suite" / name, shipped / name)
+        write_atomic(shipped / name, (run_dir / "export" / "suite" / name).read_bytes())
 
 
 def _missing(folder: Path) -> RegenerateError:
@@ -384,7 +385,7 @@ def _report(args: argparse.Namespace, found: Regenerated) -> int:
     if args.write:
         found.shipped.mkdir(parents=True, exist_ok=True)
         for name in SUITE_FILES:
-            shutil.copyfile(found.rebuilt / name, found.shipped / name)
+            write_atomic(found.shipped / name, (found.rebuilt / name).read_bytes())
         print(f"wrote {found.shipped} from the replay of {RECORDING}")
         return 0
     if found.differences:

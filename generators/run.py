@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from generators.llm import usage_totals
 from generators.rundir import STAGE_ORDER, RunDir, run_lock
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.files import write_atomic
 from mantra_env.progress import Progress
 
 PENDING_EXIT = 3
@@ -125,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):  # a second run on this directory (a --resume started twice) is refused
         if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (relative paths)
-            shutil.copyfile(config_path, run_dir / "config.yaml")
+            write_atomic(run_dir / "config.yaml", config_path.read_bytes())
             RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
         _logging(config, run_dir)
         print(f"run directory: {run_dir} (log: {run_dir / config.logging.filename})", file=sys.stderr)

@@ -20,6 +20,7 @@ from mantra_cli.export import FORMATS, checked, print_older_passes, write_datase
 from mantra_cli.run import main as run_main
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.files import write_atomic
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store.store import RolloutStore
 
@@ -114,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         demonstrations = sum(record.demonstration for record in records)
         stats = statistics(args.db, len(records), demonstrations)
         stats_path = out.parent / f"{out.name}.stats.json"
-        stats_path.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_atomic(stats_path, json.dumps(stats, indent=2, sort_keys=True) + "\n")
         for model_name, entry in stats["models"].items():
             print(
                 f"{model_name}: {entry['passed']}/{entry['sampled']} rollouts passed ({entry['pass_rate']:.0%}),"

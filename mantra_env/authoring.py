@@ -22,12 +22,23 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from mantra_env.case import Case, CaseCheck, Provenance, Scenario, Suite, SuiteManifest, ValidationRecord, write_suite
+from mantra_env.case import (
+    Case,
+    CaseCheck,
+    PlannedCall,
+    Provenance,
+    Scenario,
+    Suite,
+    SuiteManifest,
+    ValidationRecord,
+    write_suite,
+)
 from mantra_env.checks import tools_mentioned
 from mantra_env.cli import command_parser
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError, error_path
 from mantra_env.lints import Lint, ignored_pins, insensitive_writes
+from mantra_env.oracle import oracle_plan
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.userfiles import load_yaml, read_text
@@ -70,6 +81,14 @@ class SuiteSource(BaseModel):
     world_models: dict[str, str] = Field(default_factory=dict)
     valuation_defaults: dict[str, dict[str, JsonValue]] = Field(
         default_factory=dict, description="Valuations to reuse: YAML anchors merged into cases with '<<: *name'."
+    )
+    oracle_plans: bool = Field(
+        default=True,
+        description=(
+            "Store each case's oracle plan (Case.oracle_plan): an episode is graded for unrequested writes only "
+            "against a stored plan. false keeps a suite written before plans were stored in its bytes (its cases "
+            "are graded on their checks alone)."
+        ),
     )
     cases: list[CaseSource] = Field(min_length=1)
 
@@ -176,7 +195,15 @@ def build_suite(source_path: Path, warn: Callable[[Lint], None] | None = None) -
             maybe = "".join(f"\nwarning: {lint.render()}" for lint in lints)
             failures.append(f"case {entry.id} does not validate:\n" + _explain(results) + maybe)
             continue
-        cases.append(case.model_copy(update={"validation": record}))
+        validated = case.model_copy(update={"validation": record})
+        if source.oracle_plans:
+            try:
+                plan = oracle_plan(validated, tools, source.bound)
+            except MantraError as error:
+                failures.append(f"case {entry.id}: no oracle plan to store: {error}")
+                continue
+            validated = validated.model_copy(update={"oracle_plan": [PlannedCall.model_validate(a) for a in plan]})
+        cases.append(validated)
     if failures:
         raise AuthoringError(f"{source_path}: {len(failures)} case(s) failed\n\n" + "\n\n".join(failures))
     manifest = SuiteManifest(

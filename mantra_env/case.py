@@ -154,7 +154,7 @@ class Case(BaseModel):
         exclude_if=lambda plan: plan is None,  # a suite exported before plans were stored keeps its bytes
         description=(
             "The oracle's tool calls (the canonical compliant witness filled with the case's bindings, "
-            "agents.scripted), stored at export once the screen has replayed them; absent, the oracle solves them."
+            "mantra_env.oracle), stored at export once the screen has replayed them; absent, the oracle solves them."
         ),
     )
     validation: ValidationRecord = Field(default_factory=ValidationRecord)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,37 @@ def test_the_command_prints_each_warning_with_its_source(tmp_path: Path, capsys:
     main([str(path)])
     err = capsys.readouterr().err
     assert f"warning: {path}: case fig1-case1: world model hardware, transition check_inventory (line " in err
+
+
+def test_a_new_source_stores_each_case_s_oracle_plan_and_its_episodes_are_graded_for_writes(tmp_path: Path) -> None:
+    """Issue 31: `mantra author` stores plans for hand-written suites from now on (the starter, written before,
+    says `oracle_plans: false` and keeps its bytes)."""
+    from mantra_env.domains import load_domain
+    from mantra_env.env import MantraEnv
+    from mantra_env.oracle import oracle_plan
+
+    source = load_source(STARTER_SOURCE)
+    assert source.oracle_plans is False and build_suite(STARTER_SOURCE).cases[0].oracle_plan is None
+    keep = next(case for case in source.cases if case.id == "fig1-case1")
+    data = source.model_copy(update={"cases": [keep]}).model_dump(mode="json", exclude_defaults=True)
+    del data["oracle_plans"]  # a new source leaves it out
+    path = tmp_path / "source.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (case,) = build_suite(path).cases
+    domain = load_domain("operations")
+    solved = oracle_plan(case.model_copy(update={"oracle_plan": None}), domain.tool_specs(), source.bound)
+    assert case.oracle_plan is not None and [call.model_dump(mode="json") for call in case.oracle_plan] == solved
+    assert any(call.tool == "assign_warehouse_picker" for call in case.oracle_plan)
+
+    from mantra_env.case import Suite, SuiteManifest
+
+    env = MantraEnv(Suite(manifest=SuiteManifest(name="s", domain="operations", case_count=1), cases=[case]), domain)
+    env.reset(options={"case": case.id})
+    for call in case.oracle_plan:  # the compliant run, with one escalation nobody asked for in the middle
+        env.step(json.dumps({"tool": call.tool, "arguments": call.arguments}))
+        if call.tool == "check_inventory":
+            env.step('{"tool": "escalate_to_manager", "arguments": {"request_id": "HW-2841", "reason": "unasked"}}')
+    env.step('{"final_answer": "done"}')
+    verdict = env.last_verdict
+    assert verdict is not None and verdict.graded_for_writes and verdict.checks_passed and not verdict.passed
+    assert [write.tool for write in verdict.unrequested_writes or ()] == ["escalate_to_manager"]

@@ -76,8 +76,8 @@ def _named_suite(suite: str) -> bool:
 
 def _expected_trace(suite: str, case_id: str) -> list[tuple[str, str]] | str:
     """The oracle's calls for the case (tool, arguments), or why there is none to show."""
-    from agents.scripted import OracleError, oracle_plan
     from mantra_env.domains import find_suite
+    from mantra_env.oracle import OracleError, oracle_plan
 
     try:
         if not _named_suite(suite):

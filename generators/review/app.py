@@ -7,7 +7,8 @@ POST may carry it); a request that changes something must also come from the app
 is never rendered as HTML), and the pages carry the security headers of :mod:`mantra_env.webapp`.
 
 A mistake is a page that says what is wrong, never a 500: an unknown sample or case is a 404, a review file that
-does not parse is a 409 naming the file, an edit that is invalid (or JSON nested too deep) a 422. The solver runs
+does not parse is a 409 naming the file, as is a save of a page older than the file, an edit that is invalid (or
+JSON nested too deep) a 422, a save another process held up for longer than it waits a 503. The solver runs
 in a worker thread, so other pages answer while it works.
 """
 
@@ -27,6 +28,7 @@ from starlette.routing import Route
 
 from generators.review.run import ReviewRun, ReviewRunError
 from generators.review.state import (
+    ReviewBusy,
     ReviewError,
     SampleReview,
     SolverReport,
@@ -328,6 +330,8 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             save_review(run.root, changed, read_revision)
         except StaleReview as error:
             return case_page(sample_id, scenario_id, str(error), 409)
+        except ReviewBusy as error:  # another process is saving this sample: the change can be made again
+            return case_page(sample_id, scenario_id, str(error), 503)
         except (ReviewError, ReviewRunError) as error:
             return case_page(sample_id, scenario_id, str(error), 422)
         return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)

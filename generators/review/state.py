@@ -51,6 +51,10 @@ class StaleReview(ReviewError):
     """The review changed on disk since it was read: reload it and make the change again."""
 
 
+class ReviewBusy(ReviewError):
+    """Another process held the sample's review for longer than a save waits: nothing was written; try again."""
+
+
 class HumanAction(BaseModel):
     """One change a reviewer made, as it was applied."""
 
@@ -135,8 +139,8 @@ def save_review(run_root: Path, review: SampleReview, read_revision: int) -> Sam
 
     Raises:
         StaleReview: the file is at another revision.
-        ReviewError: the file on disk is not a review, or another process held the lock for
-            :data:`SAVE_LOCK_WAIT_S` seconds.
+        ReviewError: the file on disk is not a review.
+        ReviewBusy: another process held the lock for :data:`SAVE_LOCK_WAIT_S` seconds.
     """
     try:
         lock = review_lock(run_root, review.sample_id)
@@ -151,7 +155,7 @@ def save_review(run_root: Path, review: SampleReview, read_revision: int) -> Sam
             saved = review.model_copy(update={"revision": read_revision + 1})
             write_text(review_path(run_root, review.sample_id), saved.model_dump_json(indent=2) + "\n")
     except LockHeld as held:
-        raise ReviewError(f"{held}; nothing was changed: try again") from None
+        raise ReviewBusy(f"{held}; nothing was changed: try again") from None
     return saved
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from generators.review.run import ReviewRun
 from generators.review.state import SampleReview, decide, load_review, review_path, save_review
 from tests.generators.review.two_reviewers import review_rounds
@@ -47,8 +49,11 @@ with exclusive_lock(review_lock(Path(sys.argv[1]), "s000"), "the review of s000"
 """
 
 
-def test_n1_a_review_save_goes_on_after_the_lock_holder_is_killed(run_dir: Path) -> None:
-    from generators.review.state import ReviewError, review_lock  # noqa: F401 - new with the lock
+def test_n1_a_review_save_goes_on_after_the_lock_holder_is_killed(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generators.review import state
+    from generators.review.state import ReviewBusy, review_lock
     from mantra_env.files import LockHeld, exclusive_lock
 
     holder = subprocess.Popen(
@@ -61,6 +66,11 @@ def test_n1_a_review_save_goes_on_after_the_lock_holder_is_killed(run_dir: Path)
                 raise AssertionError("the lock was free while its holder lived")
         except LockHeld as held:
             assert held.holder == holder.pid
+        monkeypatch.setattr(state, "SAVE_LOCK_WAIT_S", 0.05)  # a save waiting on a live holder gives up: busy
+        review = ReviewRun(run_dir).review("s000")
+        with pytest.raises(ReviewBusy, match="nothing was changed: try again"):
+            save_review(run_dir, decide(review, "s000-3", "accepted", "alice", "fine"), review.revision)
+        monkeypatch.undo()
         holder.send_signal(signal.SIGKILL)
         assert holder.wait(timeout=60) == -signal.SIGKILL
         review = ReviewRun(run_dir).review("s000")
