@@ -10,8 +10,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mantra_env.checks.ast import (
+    FACT_KINDS,
     NODE_TYPES,
     After,
+    Answer,
     Atom,
     Before,
     Call,
@@ -78,9 +80,11 @@ def check_from_json(data: Any) -> Check:
 __all__ = [
     "CHECK_ADAPTER",
     "MAX_CHECK_JSON_DEPTH",
+    "FACT_KINDS",
     "NODE_TYPES",
     "NO_RULES",
     "After",
+    "Answer",
     "ArgRules",
     "Atom",
     "Before",

@@ -60,6 +60,7 @@ def test_every_failure_category_an_operator_can_produce_is_charged_to_an_atom_ro
             FailureCategory.MISSING_ANCHOR,
             FailureCategory.ORDERING_VIOLATION,
         },
+        "answer": set(),  # missing_answer_fact: a fact missing from the answer, no atom of the trace
     }
     for operator in OPERATORS:
         assert set(operator.charged) == produced[operator.op], operator.op
