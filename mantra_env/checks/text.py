@@ -123,6 +123,7 @@ class _Parser:
         if not isinstance(read, Call):
             raise self.error("the read of ANSWER is a CALL atom, not NO-CALL", "CALL atom", start)
         self.expect_char(".", f"and a path into the result of {read.tool}, e.g. .flights[0].date")
+        self.skip()
         path = _PATH_TEXT.match(self.text, self.pos)
         if path is None:
             raise self.error(f"expected a path into the result of {read.tool}, found {self.found()}", "path")
