@@ -46,9 +46,7 @@ def stated_facts(check: Answer, calls: Sequence[ToolCall]) -> str | None:
 def final_answer(checks: Sequence[Check], calls: Sequence[ToolCall]) -> str:
     """The final answer after ``calls`` on a case with ``checks`` (see the module docstring)."""
     phrases = [
-        phrase
-        for check in checks
-        if isinstance(check, Answer) and (phrase := stated_facts(check, calls)) is not None
+        phrase for check in checks if isinstance(check, Answer) and (phrase := stated_facts(check, calls)) is not None
     ]
     writes = [call for call in calls if call.kind == "write" and call.error is None]
     if not phrases and not writes:

@@ -79,8 +79,8 @@ def check_from_json(data: Any) -> Check:
 
 __all__ = [
     "CHECK_ADAPTER",
-    "MAX_CHECK_JSON_DEPTH",
     "FACT_KINDS",
+    "MAX_CHECK_JSON_DEPTH",
     "NODE_TYPES",
     "NO_RULES",
     "After",

@@ -190,9 +190,12 @@ def semantics_section() -> str:
     return _render([form for operator in OPERATORS for form in operator.semantics], indent=4, width=21)
 
 
-def prompt_section() -> str:
-    """The operator rows of the check language the generation prompts explain."""
-    return _render([operator.prompt for operator in OPERATORS], indent=2, width=34)
+def prompt_section(answer_checks: bool = False) -> str:
+    """The operator rows of the check language the generation prompts explain; the rows of checks outside the
+    trace formula (ANSWER) only with ``answer_checks`` (a ``generation.yaml`` key: without it the prompts, and so
+    the recorded generations, stay as they were)."""
+    rows = [operator.prompt for operator in OPERATORS if answer_checks or operator.in_trace_formula]
+    return _render(rows, indent=2, width=34)
 
 
 def in_trace_formula(check: Check) -> bool:

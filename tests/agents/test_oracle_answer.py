@@ -16,7 +16,7 @@ DOMAIN = load_domain("airline")
 READ = 'CALL get_reservation_details(reservation_id="BW0ESI")'
 ANSWERS = [
     f'ANSWER {READ}.flights[*].date AS date = ["2026-05-24"]',
-    f'ANSWER {READ}.flights[0].price AS money = 196',
+    f"ANSWER {READ}.flights[0].price AS money = 196",
     f'ANSWER {READ}.flights[0].flight_number AS identifier = "MA716"',
     f'ANSWER {READ}.cabin AS enum = "basic_economy"',
     f'ANSWER {READ}.created_at AS time = "2026-04-07T06:45:00"',

@@ -63,9 +63,7 @@ def checks(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrat
 def answers() -> st.SearchStrategy[Answer]:
     """ANSWER checks (outside the trace formula: the agreement tests skip them by their operator's mark)."""
     facts = st.lists(st.sampled_from(["08:15", "20:05", "9:30"]), min_size=1, max_size=2)
-    return st.builds(
-        Answer, read=call_atoms(), path=st.just("flights[*].time"), kind=st.just("time"), expected=facts
-    )
+    return st.builds(Answer, read=call_atoms(), path=st.just("flights[*].time"), kind=st.just("time"), expected=facts)
 
 
 def traces(max_size: int = 6) -> st.SearchStrategy[Trace]:

@@ -90,8 +90,8 @@ def test_any_answer_check_round_trips_through_text_and_json(data: st.DataObject)
         ('ANSWER get_order(order_id="W1").total = 5', "AS"),
         ('ANSWER get_order(order_id="W1") AS money', "path"),
         ('ANSWER NO-CALL get_order(order_id="W1").total AS money', "CALL atom"),
-        ('CALL a() OR ANSWER get_order().total AS money = 5', "stands alone"),
-        ('ANSWER get_order().total AS money = [5, 6]', "one fact"),
+        ("CALL a() OR ANSWER get_order().total AS money = 5", "stands alone"),
+        ("ANSWER get_order().total AS money = [5, 6]", "one fact"),
         ('ANSWER get_order().when AS date = "next week"', "ISO date"),
     ],
 )

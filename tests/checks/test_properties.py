@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from graders import grade
 from mantra_env.checks import (
-    Answer,
     After,
+    Answer,
     Before,
     Call,
     Check,

@@ -9,12 +9,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mantra_env.checks import Call, Check, TraceIndex, evaluate, parse_check
+from mantra_env.checks.operators import in_trace_formula
 from mantra_env.checks.semantics import NO_RULES
 from mantra_env.smt.pinned import evaluate_checks
 from mantra_env.tools import FREE_TEXT_KEY, ToolSpec, argument_rules
 from mantra_env.trace import Trace
 from mantra_env.worldmodel import parse_model
-from mantra_env.checks.operators import in_trace_formula
 from tests.checks.strategies import answers, checks, traces
 from tests.list_tools import ORDERED_IDS, PAYMENTS, list_tool
 from tests.worldmodel.paper import PAPER_TOOLS
