@@ -143,7 +143,7 @@ class _Parser:
             value = self.value("expected")
             expected = value if isinstance(value, list) else [value]
         try:
-            return Answer(read=read, path=path.group(0), kind=kind, expected=expected)  # type: ignore[arg-type]
+            return Answer(read=read, path=path.group(0), kind=kind, expected=expected)
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise self.error(message, "a valid ANSWER check", start) from None

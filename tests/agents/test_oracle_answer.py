@@ -3,14 +3,17 @@ ANSWER checks; without facts to state it summarises its writes or refuses."""
 
 from __future__ import annotations
 
+import pytest
+
 from agents.base import play
 from agents.scripted import OraclePolicy
 from mantra_env.answers import REFUSAL_TEXT, final_answer
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
-from mantra_env.checks import parse_check
+from mantra_env.checks import evaluate, parse_check
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
-from mantra_env.trace import ToolCall
+from mantra_env.errors import DomainError
+from mantra_env.trace import ToolCall, Trace
 
 DOMAIN = load_domain("airline")
 READ = 'CALL get_reservation_details(reservation_id="BW0ESI")'
@@ -43,11 +46,25 @@ def test_the_oracle_states_the_facts_its_reads_returned_and_passes_its_answer_ch
     assert "May 24, 2026" in answer and "$196.00" in answer and "MA716" in answer and "6:45 am" in answer
 
 
-def test_a_stored_fact_the_database_disagrees_with_fails_the_oracle_replay() -> None:
-    wrong = [f"ANSWER {READ}.flights[0].price AS money = 197"]
-    verdict = play(_env(wrong), OraclePolicy(), "generated-s000-1")["verdict"]
-    assert verdict is not None and not verdict.passed
-    assert [c.check_id for c in verdict.checks if not c.passed] == ["fact0"]
+def test_a_stored_fact_the_database_disagrees_with_is_refused_when_the_suite_is_loaded() -> None:
+    with pytest.raises(DomainError, match=r"check 'fact0': expects \[197\] at flights\[0\].price.*\['196.00'\]"):
+        _env([f"ANSWER {READ}.flights[0].price AS money = 197"])
+    with pytest.raises(DomainError, match="without its facts"):
+        _env([f"ANSWER {READ}.flights[0].price AS money"])
+    with pytest.raises(DomainError, match="no field 'gate'"):
+        _env([f'ANSWER {READ}.flights[0].gate AS time = "08:15"'])
+    with pytest.raises(DomainError, match="takes no argument 'booking'"):
+        _env(['ANSWER CALL get_reservation_details(booking="BW0ESI").cabin AS enum = "x"'])
+
+
+def test_a_fact_its_reads_do_not_return_fails_the_oracle_replay() -> None:
+    """The oracle states what its reads returned, not the stored facts: a check whose read the plan never makes
+    (here: another reservation, read with more than its pins would need) is not stated, and fails."""
+    calls = [ToolCall(step=0, tool="get_order", args={"id": "W1"}, result={"total": 5}, kind="read")]
+    other = parse_check('ANSWER get_order(id="W2").total AS money = 5')
+    answer = final_answer([other], calls)
+    assert answer == REFUSAL_TEXT
+    assert not evaluate(other, Trace(calls=tuple(calls), final_answer=answer).index()).passed
 
 
 def test_without_answer_checks_the_answer_summarises_writes_or_refuses() -> None:
