@@ -228,3 +228,9 @@ def test_an_answer_check_is_one_obligation_in_fraction_and_shaped_rewards() -> N
     assert reward("fraction", told, owed, 0) == 1.0
     assert reward("shaped", silent, owed, 1) == pytest.approx(0.48)
     assert reward("binary", silent, owed, 0) == 0.0
+
+
+def test_the_analysis_charges_a_missing_fact_to_the_read_it_comes_from() -> None:
+    from graders.analysis import failed_tool
+
+    assert failed_tool(FLIGHTS, "missing_answer_fact") == "get_reservation_details"
