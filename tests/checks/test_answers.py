@@ -234,3 +234,12 @@ def test_the_analysis_charges_a_missing_fact_to_the_read_it_comes_from() -> None
     from graders.analysis import failed_tool
 
     assert failed_tool(FLIGHTS, "missing_answer_fact") == "get_reservation_details"
+
+
+def test_an_answer_check_is_never_counted_as_implied_by_the_others() -> None:
+    from mantra_env.smt import implied_checks
+
+    checks = [CaseCheck(id="read", check='CALL get_reservation_details(reservation_id="ZFA04Y")'),
+              CaseCheck(id="dates", check=FLIGHTS)]  # fmt: skip
+    assert implied_checks(checks) == []
+    assert implied_checks([*checks, CaseCheck(id="again", check="CALL get_reservation_details()")]) == ["again"]
