@@ -243,3 +243,9 @@ def test_an_answer_check_is_never_counted_as_implied_by_the_others() -> None:
               CaseCheck(id="dates", check=FLIGHTS)]  # fmt: skip
     assert implied_checks(checks) == []
     assert implied_checks([*checks, CaseCheck(id="again", check="CALL get_reservation_details()")]) == ["again"]
+
+
+def test_the_failure_figure_has_a_bar_and_a_label_for_every_category() -> None:
+    from graders.figures import CATEGORY_LABELS, CATEGORY_ORDER
+
+    assert set(CATEGORY_ORDER) == set(CATEGORY_LABELS) == {category.value for category in FailureCategory}
