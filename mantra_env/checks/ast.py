@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
 
 from mantra_env.errors import CheckValueError
 from mantra_env.limits import MAX_CHECK_ATOMS, MAX_DEPTH, json_depth
@@ -225,14 +225,16 @@ class Answer(_Node):
     read ``t(a)``, as typed values of ``kind`` (see "Answer facts" in :mod:`mantra_env.checks.semantics`).
 
     ``expected`` holds the values the path resolved to on the case's database when the check was written (one
-    per element a ``[*]`` path selects); ``None`` until the generation pipeline resolves it.
+    per element a ``[*]`` path selects), each in its kind's canonical form (:func:`~mantra_env.checks.facts.
+    canonical_fact`: ``"8:15"`` and ``"2024-05-01T08:15:00"`` as times are both ``"08:15"``, ``57`` as money is
+    ``"57.00"``), so equal checks have equal ASTs; ``None`` until the generation pipeline resolves it.
     """
 
     op: Literal["answer"] = "answer"
     read: Call = Field(description="The read whose result holds the facts (tool and pinned arguments).")
     path: str = Field(description="Path into the read's JSON result: fields, [k] elements, [*] every element.")
     kind: FactKind = Field(description="How the facts are parsed and compared in the final answer.")
-    expected: tuple[JsonValue, ...] | None = Field(
+    expected: tuple[str, ...] | None = Field(
         default=None, description="The facts at the path on the case's database (resolved at generation)."
     )
 
@@ -248,28 +250,24 @@ class Answer(_Node):
 
     @field_validator("expected", mode="before")
     @classmethod
-    def _canonical_expected(cls, values: Any) -> Any:
-        if values is None:
-            return None
+    def _canonical_expected(cls, values: Any, info: ValidationInfo) -> Any:
+        from mantra_env.checks.facts import canonical_fact  # facts.py imports this module
+
+        if values is None or "kind" not in info.data:  # no kind: pydantic reports the kind's own error
+            return values
         if not isinstance(values, list | tuple) or not values:
             raise CheckValueError(f"expected must be a non-empty list of the facts at the path, not {values!r}")
         out = []
         for k, value in enumerate(values):
             if not isinstance(value, str | int | float) or isinstance(value, bool):
                 raise CheckValueError(f"expected[{k}]: a fact is a string or a number, not {value!r}")
-            out.append(canonical_value(value, f"expected[{k}]"))
+            out.append(canonical_fact(info.data["kind"], canonical_value(value, f"expected[{k}]")))
         return tuple(out)
 
     @model_validator(mode="after")
     def _one_fact_without_star(self) -> Answer:
-        if self.expected is None:
-            return self
-        if "[*]" not in self.path and len(self.expected) != 1:
+        if self.expected is not None and "[*]" not in self.path and len(self.expected) != 1:
             raise CheckValueError(f"answer path {self.path!r} selects one fact; expected has {len(self.expected)}")
-        from mantra_env.checks.facts import canonical_fact  # facts.py imports this module
-
-        for value in self.expected:
-            canonical_fact(self.kind, value)  # raises, naming the value, if it is no fact of this kind
         return self
 
 

@@ -489,13 +489,13 @@ def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
 
 
 def _answer(check: Answer, index: TraceIndex) -> CheckOutcome:
-    from mantra_env.checks.facts import canonical_fact, stated  # facts.py imports the AST only; kept lazy
+    from mantra_env.checks.facts import stated  # facts.py imports the AST only; kept lazy
 
     if check.expected is None:
         explanation = f"the facts at {check.read.tool}.{check.path} were never resolved; regenerate the check"
         return CheckOutcome(False, FailureCategory.MISSING_ANSWER_FACT, {}, None, explanation)
     answer = index.final_answer or ""
-    missing = [fact for fact in check.expected if not stated(check.kind, canonical_fact(check.kind, fact), answer)]
+    missing = [fact for fact in check.expected if not stated(check.kind, fact, answer)]
     if not missing:
         return CheckOutcome(True)
     said = "no final answer" if index.final_answer is None else "the final answer"

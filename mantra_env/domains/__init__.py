@@ -152,7 +152,7 @@ class Domain:
             found = [canonical_fact(check.kind, value) for value in resolve_path(result, check.path)]
         except MantraError as exc:
             return f"{check.read.text}.{check.path}: {exc}"
-        if found != [canonical_fact(check.kind, value) for value in check.expected]:
+        if found != list(check.expected):
             return f"expects {list(check.expected)} at {check.path}, but the case's database holds {found}"
         return ""
 

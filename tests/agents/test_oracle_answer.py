@@ -47,7 +47,7 @@ def test_the_oracle_states_the_facts_its_reads_returned_and_passes_its_answer_ch
 
 
 def test_a_stored_fact_the_database_disagrees_with_is_refused_when_the_suite_is_loaded() -> None:
-    with pytest.raises(DomainError, match=r"check 'fact0': expects \[197\] at flights\[0\].price.*\['196.00'\]"):
+    with pytest.raises(DomainError, match=r"check 'fact0': expects \['197.00'\] at flights\[0\].price.*\['196.00'\]"):
         _env([f"ANSWER {READ}.flights[0].price AS money = 197"])
     with pytest.raises(DomainError, match="without its facts"):
         _env([f"ANSWER {READ}.flights[0].price AS money"])

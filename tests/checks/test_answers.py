@@ -50,10 +50,23 @@ def test_text_form_round_trips_and_the_json_form_is_the_same_ast() -> None:
 
 def test_canonical_form_bare_tool_single_fact_and_unresolved() -> None:
     one = parse_check('ANSWER get_order(order_id="W1").total AS money = [57]')
-    assert one.text == 'ANSWER CALL get_order(order_id="W1").total AS money = 57'
+    assert one.text == 'ANSWER CALL get_order(order_id="W1").total AS money = "57.00"'
     unresolved = parse_check('ANSWER get_order(order_id="W1") . total AS money')
     assert isinstance(unresolved, Answer) and unresolved.expected is None
     assert unresolved.text == 'ANSWER CALL get_order(order_id="W1").total AS money'
+
+
+def test_expected_facts_are_canonical_so_equal_checks_have_equal_asts() -> None:
+    def facts(kind: str, *values: object) -> tuple[str, ...] | None:
+        return Answer(read=Call(tool="r"), path="a[*]", kind=kind, expected=values).expected  # type: ignore[arg-type]
+
+    assert facts("time", "8:15", "2024-05-01T20:05:00", "08:15:00") == ("08:15", "20:05", "08:15")
+    assert facts("money", 57, "$57", "USD 1,234.5") == ("57.00", "57.00", "1234.50")
+    assert facts("number", 3.0, "2.50") == ("3", "2.5")
+    assert facts("date", "2024-05-01T08:15:00") == ("2024-05-01",)
+    assert facts("enum", "In_Transit") == ("in transit",)
+    assert facts("identifier", " HAT001 ") == ("HAT001",)
+    assert parse_check('ANSWER r().a AS time = "8:15"') == parse_check('ANSWER r().a AS time = "08:15:00"')
 
 
 kinds = st.sampled_from(

@@ -39,7 +39,7 @@ def _case(*answers: str, case_id: str = "generated-s000-1") -> Case:
 def test_the_export_resolves_each_answer_checks_facts_from_the_oracles_read() -> None:
     resolved = with_answer_facts(_case(DATES, f"ANSWER {READ}.flights[0].price AS money"), DOMAIN)
     facts = [entry.check for entry in resolved.checks if isinstance(entry.check, Answer)]
-    assert [check.expected for check in facts] == [("2026-05-24",), (196,)]
+    assert [check.expected for check in facts] == [("2026-05-24",), ("196.00",)]
     assert facts[0].text == f'{DATES} = ["2026-05-24"]'
 
 
