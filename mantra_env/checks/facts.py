@@ -108,6 +108,8 @@ def canonical_fact(kind: FactKind, value: Any) -> str:
         CheckValueError: if ``value`` is not a fact of that kind (a date that is not ISO, text for a number).
     """
     text = str(value).strip()
+    if kind in ("identifier", "enum") and not _words(text):  # an empty fact would be "stated" by every answer
+        raise CheckValueError(f"{value!r} is not a {kind}: it has no letters or digits")
     if kind == "identifier":
         return text
     if kind == "enum":

@@ -106,6 +106,7 @@ def test_any_answer_check_round_trips_through_text_and_json(data: st.DataObject)
         ("CALL a() OR ANSWER get_order().total AS money = 5", "stands alone"),
         ("ANSWER get_order().total AS money = [5, 6]", "one fact"),
         ('ANSWER get_order().when AS date = "next week"', "ISO date"),
+        ('ANSWER get_order().status AS enum = " _ "', "no letters or digits"),
     ],
 )
 def test_malformed_answer_checks_get_a_clear_syntax_error(text: str, message: str) -> None:
