@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from mantra_env.answers import REFUSAL_TEXT, final_answer
 from mantra_env.case import Case
+from mantra_env.checks import Check
 from mantra_env.oracle import (  # re-exported: the oracle's plan lived here before it moved into the core
     Action,
     ArgumentGap,
@@ -31,6 +33,7 @@ from mantra_env.oracle import (  # re-exported: the oracle's plan lived here bef
 )
 from mantra_env.spaces import random_call
 from mantra_env.tools import ToolSpec, fits_schema
+from mantra_env.trace import ToolCall, ToolError, ToolKind
 
 __all__ = [
     "FINAL",
@@ -55,7 +58,7 @@ __all__ = [
     "stated_reads",
 ]
 FINAL = {"final_answer": "done"}
-REFUSAL = {"final_answer": "I'm sorry, but I can't do that for you."}
+REFUSAL = {"final_answer": REFUSAL_TEXT}
 
 
 class ScriptedPolicy(ABC):
@@ -71,18 +74,46 @@ class ScriptedPolicy(ABC):
 
 
 class OraclePolicy(ScriptedPolicy):
-    """Replays the oracle's plan (:func:`mantra_env.oracle.oracle_plan`), then answers."""
+    """Replays the oracle's plan (:func:`mantra_env.oracle.oracle_plan`), then answers with
+    :func:`mantra_env.answers.final_answer` over the results its calls returned (the facts the case's ANSWER
+    checks ask for, a summary of its writes, or a refusal)."""
 
     name = "oracle"
 
     def __init__(self) -> None:
         self._plan: list[Action] = []
+        self._checks: list[Check] = []
+        self._kinds: dict[str, ToolKind] = {}
+        self._made: list[ToolCall] = []
+        self._pending: Action | None = None
 
     def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
         self._plan = oracle_plan(case, tools)
+        self._checks = [entry.check for entry in case.checks]
+        self._kinds = {spec.name: spec.kind for spec in tools}
+        self._made, self._pending = [], None
 
     def act(self, observation: str) -> Action:
-        return self._plan.pop(0) if self._plan else dict(FINAL)
+        if self._pending is not None:  # the observation is the result of the call made last
+            self._made.append(_observed(len(self._made), self._pending, observation, self._kinds))
+        self._pending = self._plan.pop(0) if self._plan else None
+        if self._pending is not None:
+            return self._pending
+        return {"final_answer": final_answer(self._checks, self._made)}
+
+
+def _observed(step: int, action: Action, observation: str, kinds: dict[str, ToolKind]) -> ToolCall:
+    """The call ``action`` as the trace records it, from the env's observation of it (``{"result": ...}``)."""
+    try:
+        data = json.loads(observation)
+    except ValueError:
+        data = None
+    ok = isinstance(data, dict) and "result" in data
+    return ToolCall.model_construct(
+        step=step, tool=action["tool"], args=action.get("arguments", {}), result=data["result"] if ok else None,
+        error=None if ok else ToolError(code="error", message=observation), kind=kinds.get(action["tool"]),
+        raw_arguments=None,
+    )  # fmt: skip
 
 
 class NoopPolicy(ScriptedPolicy):

@@ -76,6 +76,15 @@ class CheckSet(_Answer):
     checks: list[CheckDraft] = Field(min_length=1)
 
 
+class CheckSetWithFacts(CheckSet):
+    """The check set when ANSWER checks are on (config ``checks.answer_checks``): the writer also says whether the
+    request asks to be told facts (then it needs an ANSWER check, or the case is refused at export)."""
+
+    asks_for_information: bool = Field(
+        description="True when the customer asks to be told facts (times, dates, amounts, statuses, ids)."
+    )
+
+
 class WorldModelSchema(_Answer):
     """The schema pre-pass: the state variables and constants, before any transition."""
 
@@ -121,6 +130,11 @@ class ScenarioChecks(BaseModel):
 
     scenario_id: str
     checks: list[CaseCheck] = Field(default_factory=list)
+    asks_for_information: bool | None = Field(
+        default=None,
+        exclude_if=lambda asks: asks is None,  # absent unless ANSWER checks are on: older artifacts keep their bytes
+        description="Whether the request asks to be told facts (only with config checks.answer_checks).",
+    )
     error: str = Field(default="", description="Why no usable checks were produced (then the scenario is rejected).")
 
 

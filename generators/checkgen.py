@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from generators import prompts
-from generators.artifacts import CheckSet, Scenario
+from generators.artifacts import CheckSet, CheckSetWithFacts, Scenario
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
 from mantra_env.case import CaseCheck
-from mantra_env.checks import parse_check
+from mantra_env.checks import Answer, parse_check
 from mantra_env.errors import MantraError
 from mantra_env.tools import ToolSpec, call_problem, with_list_order
 
@@ -31,7 +31,10 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
         except MantraError as error:
             problems.append(f"check {draft.id}: {error}")
             continue
-        bad = [problem for atom in check.atoms if (problem := call_problem(atom.tool, atom.args, specs))]
+        atoms = [check.read] if isinstance(check, Answer) else check.atoms
+        bad = [problem for atom in atoms if (problem := call_problem(atom.tool, atom.args, specs))]
+        if not bad and isinstance(check, Answer) and specs[check.read.tool].kind != "read":
+            bad = [f"reads its facts from {check.read.tool}, which is a write: name the read that returns them"]
         if bad:
             problems.append(f"check {draft.id} ({draft.check}) {bad[0]}")
             continue
@@ -46,9 +49,10 @@ class ChecksCheck(AnswerCheck[CheckSet]):
     """Stage ``check_generation``: every check parses and names only the tools and parameters of the request."""
 
     tools: list[ToolSpec]
+    answer_checks: bool = False
 
     def output(self) -> type[CheckSet]:
-        return CheckSet
+        return CheckSetWithFacts if self.answer_checks else CheckSet
 
     def check(self, value: CheckSet) -> CheckSet:
         parse_check_set(value, self.tools)
@@ -62,9 +66,12 @@ class ChecksCheck(AnswerCheck[CheckSet]):
 
 
 async def generate_checks(
-    client: LLMClient, scenario: Scenario, excerpt: str, tools: Sequence[ToolSpec]
-) -> list[CaseCheck]:
-    """The checks of ``scenario`` (request key ``check_generation/<scenario id>``)."""
-    messages = prompts.checks(excerpt, tools, scenario_text(scenario))
-    answer = await client.generate("check_generation", scenario.id, messages, ChecksCheck(tools=list(tools)))
-    return parse_check_set(answer, tools)
+    client: LLMClient, scenario: Scenario, excerpt: str, tools: Sequence[ToolSpec], answer_checks: bool = False
+) -> tuple[list[CaseCheck], bool | None]:
+    """The checks of ``scenario`` (request key ``check_generation/<scenario id>``), and whether the request asks
+    to be told facts (None unless ``answer_checks``: config ``checks.answer_checks``)."""
+    messages = prompts.checks(excerpt, tools, scenario_text(scenario), answer_checks)
+    check = ChecksCheck(tools=list(tools), answer_checks=answer_checks)
+    answer = await client.generate("check_generation", scenario.id, messages, check)
+    asks = answer.asks_for_information if isinstance(answer, CheckSetWithFacts) else None
+    return parse_check_set(answer, tools), asks

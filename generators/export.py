@@ -16,10 +16,11 @@ variables, as in the hand-written suites: the case's valuation is the complete i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import JsonValue
 
+from generators.answer_gate import ANSWER_REASONS, answer_gate
 from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
@@ -121,17 +122,24 @@ def export_suite(
     candidates: Sequence[Case],
     validations: Mapping[str, SampleValidation],
     store_plans: bool = True,
+    information: Collection[str] | None = None,
 ) -> tuple[Suite, dict[str, str]]:
     """The suite of the candidates that pass the screen (:mod:`generators.screening`), with the funnel counts and
     the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
-    ``store_plans`` each case carries the oracle's plan (``Case.oracle_plan``)."""
+    ``store_plans`` each case carries the oracle's plan (``Case.oracle_plan``). ``information`` (config
+    ``checks.answer_checks``; None: off) names the cases whose request asks for information: the ANSWER gate
+    (:mod:`generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one."""
     outcomes = [o for v in validations.values() for o in v.outcomes]
+    refused: dict[str, tuple[str, str]] = {}
+    if information is not None:
+        candidates, refused = answer_gate(candidates, domain, information)
     draft_suite = Suite(
         manifest=SuiteManifest(name=name, domain=domain.name, version=version, case_count=len(candidates)),
         cases=list(candidates),
     )
     env = MantraEnv(draft_suite, domain)
     screened = {case.id: found for case in candidates if (found := screen_case(env, case.id)) is not None}
+    screened.update(refused)
     reasons = Counter(reason for reason, _ in screened.values())
     cases = [case for case in candidates if case.id not in screened]
     if store_plans:  # the plans the screen just replayed (cached): users and tests need not solve them again
@@ -145,8 +153,12 @@ def export_suite(
         "awaiting_human": sum(o.status == "awaiting_human" for o in outcomes),
         "rejected": sum(o.status == "rejected" for o in outcomes),
         "replay_failed": sum(reasons[reason] for reason in ORACLE_REASONS),
-        "trivially_passed": sum(n for reason, n in reasons.items() if reason not in ORACLE_REASONS),
+        "trivially_passed": sum(
+            n for reason, n in reasons.items() if reason not in ORACLE_REASONS and reason not in ANSWER_REASONS
+        ),
     }
+    if information is not None:  # only with the gate on: a suite exported without it keeps its manifest bytes
+        counts["answer_refused"] = sum(reasons[reason] for reason in ANSWER_REASONS)
     manifest = SuiteManifest(
         name=name,
         domain=domain.name,

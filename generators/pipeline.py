@@ -271,13 +271,14 @@ class Pipeline:
         async def make(sample: Sample) -> ChecksArtifact:
             async def one(scenario: Scenario) -> ScenarioChecks:
                 try:
-                    made = await generate_checks(
-                        self.client, scenario, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools)
+                    tools = self.tools_named(relevance[sample.id].tools)
+                    made, asks = await generate_checks(
+                        self.client, scenario, self.excerpt(graph, sample), tools, self.config.checks.answer_checks
                     )
                 except GenerationError as error:
                     log.warning("checks of %s: %s", scenario.id, error)
                     return ScenarioChecks(scenario_id=scenario.id, error=str(error))
-                return ScenarioChecks(scenario_id=scenario.id, checks=made)
+                return ScenarioChecks(scenario_id=scenario.id, checks=made, asks_for_information=asks)
 
             entries = await gather_all(one(scenario) for scenario in scenarios[sample.id].scenarios)
             return ChecksArtifact(sample_id=sample.id, scenarios=entries)
@@ -353,8 +354,11 @@ class Pipeline:
         relevance: dict[str, ToolRelevance],
         scenarios: dict[str, ScenarioSet],
         validations: dict[str, SampleValidation | None],
+        checks: dict[str, ChecksArtifact] | None = None,
     ) -> tuple[Suite, Path] | None:
-        """The screened suite, written to the run directory; None while oracle arguments are pending."""
+        """The screened suite, written to the run directory; None while oracle arguments are pending. With config
+        ``checks.answer_checks`` the ANSWER gate runs on the cases whose check writer said they ask for
+        information (``checks``)."""
         provenance = Provenance(
             source="generated",
             generator_version=GENERATOR_VERSION,
@@ -389,9 +393,18 @@ class Pipeline:
         completed = await self.complete_oracle_arguments(candidates)
         if completed is None:
             return None
+        information = None
+        if self.config.checks.answer_checks:
+            information = {
+                f"{self.config.export.suite_name}-{entry.scenario_id}"
+                for artifact in (checks or {}).values()
+                for entry in artifact.scenarios
+                if entry.asks_for_information
+            }
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
+            information,
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
@@ -462,7 +475,7 @@ class Pipeline:
         validations = await self.validation(graph, samples, scenarios, checks, worlds)
         if complete("validation", validations) or len(validations) < len(samples):
             return result
-        exported = await self.export(samples, relevance, scenarios, validations)
+        exported = await self.export(samples, relevance, scenarios, validations, checks)
         if exported is None:
             return result
         suite, folder = exported

@@ -14,10 +14,23 @@ from mantra_env.tools import ToolSpec
 
 Messages = list[dict[str, str]]
 
-CHECK_LANGUAGE = (
-    "Check language (one check per string):\n"
-    + prompt_section()  # the operator table of mantra_env.checks.operators, also behind the semantics' docstring
-    + """
+
+def check_language(answer_checks: bool = False) -> str:
+    """The check language the prompts explain; with ``answer_checks`` (config ``checks.answer_checks``) it also
+    explains ANSWER checks."""
+    # The operator table of mantra_env.checks.operators, also behind the semantics' docstring.
+    return "Check language (one check per string):\n" + prompt_section(answer_checks) + _CHECK_VALUES
+
+
+ANSWER_CHECKS = (
+    "When the customer asks to be told something (flight times, a balance, an order's status), add one ANSWER "
+    "check per fact the agent must tell them: the read that returns it, the path into that read's JSON result "
+    "and the fact's kind (date, time, money, number, identifier, enum; never free text such as a name or an "
+    "address). Leave out the expected value: the pipeline reads it from the database. Set asks_for_information "
+    "to true exactly when the request asks to be told facts."
+)
+
+_CHECK_VALUES = """
 Argument values are JSON literals: "text", 12, 2.5, true, ["a", "b"], {"k": 1}. Pin only values the scenario fixes
 (ids, quantities, codes, enum values); do not pin free text such as a reason or a summary. An address the
 scenario states is not free text: pin every one of its fields (a wrong street with the right zip is a wrong address).
@@ -25,7 +38,8 @@ A pinned list matches a call whose list has the same elements, each as often, in
 matches ["b", "a"], not ["a"] or ["a", "b", "b"]). Parameters marked "paired by position" (item_ids and
 new_item_ids of an exchange) are compared together: a call matches if it pairs the same elements, in any order of
 the pairs. Pin both lists in the scenario's pairing."""
-)
+
+CHECK_LANGUAGE = check_language()
 
 DSL_LANGUAGE = """\
 World-model DSL (S-expressions):
@@ -164,7 +178,9 @@ def scenarios(
     ]
 
 
-def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
+def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str, answer_checks: bool = False) -> Messages:
+    """The check writer's request; ``answer_checks`` (config ``checks.answer_checks``) adds ANSWER checks."""
+    language = check_language(True) + "\n\n" + ANSWER_CHECKS if answer_checks else CHECK_LANGUAGE
     return [
         {
             "role": "system",
@@ -189,7 +205,7 @@ def checks(excerpt: str, tools: Sequence[ToolSpec], scenario: str) -> Messages:
             "its rule checks before it, and no write the customer did not ask for. Write one check per rule the "
             "trace must respect; a short check set that leaves a manual step unchecked lets a non-compliant "
             "trace pass."
-            "\n\n" + CHECK_LANGUAGE,
+            "\n\n" + language,
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nTools:\n{tool_block(tools)}\n\nScenario:\n{scenario}"},
     ]

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
-from mantra_env.checks import FailureCategory, atoms, parse_check
+from mantra_env.checks import Answer, FailureCategory, atoms, parse_check
 from mantra_env.checks.operators import charged_atom
 from mantra_env.errors import MantraError
 from mantra_env.grading import GRADER_VERSION
@@ -206,6 +206,8 @@ def failed_tool(check_text: str, category: str | None = None) -> str:
         atom = charged_atom(check, FailureCategory(category))
         if atom is not None:
             return atom.tool
+    if isinstance(check, Answer):  # no trace atom: a missing fact is charged to the read it comes from
+        return check.read.tool
     return atoms(check)[0].tool
 
 

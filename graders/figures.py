@@ -23,6 +23,7 @@ CATEGORY_ORDER = (
     "forbidden_call",
     "ordering_violation",
     "or_all_branches_failed",
+    "missing_answer_fact",
     "unrequested_write",
 )
 CATEGORY_LABELS = {
@@ -31,6 +32,7 @@ CATEGORY_LABELS = {
     "forbidden_call": "Forbidden call",
     "ordering_violation": "Ordering violation",
     "or_all_branches_failed": "OR: all branches failed",
+    "missing_answer_fact": "Missing answer fact",
     "unrequested_write": "Unrequested write",
 }
 

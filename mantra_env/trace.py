@@ -70,7 +70,7 @@ class Trace(BaseModel):
     def index(self, atoms: Sequence[Call | NoCall] = (), rules: ArgRules = NO_RULES) -> TraceIndex:
         """The index the check semantics evaluates on; ``atoms`` are matched up front in one pass; ``rules``:
         what the tool schemas add to matching."""
-        return TraceIndex(self.calls, atoms, rules)
+        return TraceIndex(self.calls, atoms, rules, self.final_answer)
 
     def __len__(self) -> int:
         return len(self.calls)

@@ -10,8 +10,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mantra_env.checks.ast import (
+    FACT_KINDS,
     NODE_TYPES,
     After,
+    Answer,
     Atom,
     Before,
     Call,
@@ -77,10 +79,12 @@ def check_from_json(data: Any) -> Check:
 
 __all__ = [
     "CHECK_ADAPTER",
+    "FACT_KINDS",
     "MAX_CHECK_JSON_DEPTH",
     "NODE_TYPES",
     "NO_RULES",
     "After",
+    "Answer",
     "ArgRules",
     "Atom",
     "Before",

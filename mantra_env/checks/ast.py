@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
 
 from mantra_env.errors import CheckValueError
 from mantra_env.limits import MAX_CHECK_ATOMS, MAX_DEPTH, json_depth
@@ -79,6 +79,8 @@ class _Node(BaseModel):
         """The number of atoms (anchors included); cached, so an OR chain counts its atoms in linear time."""
         if isinstance(self, Or):
             return self.left.atom_count + self.right.atom_count
+        if isinstance(self, Answer):
+            return 0  # its read names where the facts come from; it is no trace atom
         return 1 if isinstance(self, _AtomBase) else 2
 
     @cached_property
@@ -173,6 +175,8 @@ class Or(_Node):
     def _bounded(self) -> Or:
         # Every walk over a check (grading, printing, the Z3 encoding) recurses on OR; bounding the atoms
         # bounds the depth. The operands' counts are cached, so a chain is checked without recursion.
+        if isinstance(self.left, Answer) or isinstance(self.right, Answer):
+            raise CheckValueError("an ANSWER check stands alone: it cannot be an operand of OR")
         count = self.left.atom_count + self.right.atom_count
         if count > MAX_CHECK_ATOMS:
             raise CheckValueError(f"a check may have at most {MAX_CHECK_ATOMS} atoms; this OR has {count}")
@@ -211,8 +215,66 @@ class Precedes(_Node):
     anchor: Call
 
 
-Check: TypeAlias = Annotated[Call | NoCall | Or | After | Before | Follows | Precedes, Field(discriminator="op")]
-NODE_TYPES: tuple[type[_Node], ...] = (Call, NoCall, Or, After, Before, Follows, Precedes)
+FactKind = Literal["date", "time", "money", "identifier", "enum", "number"]
+FACT_KINDS: tuple[FactKind, ...] = ("date", "time", "money", "identifier", "enum", "number")
+_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[(?:\d+|\*)\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[(?:\d+|\*)\])*)*\Z")
+
+
+class Answer(_Node):
+    """``ANSWER t(a).path AS kind = value``: the final answer states the fact(s) at ``path`` of the result of the
+    read ``t(a)``, as typed values of ``kind`` (see "Answer facts" in :mod:`mantra_env.checks.semantics`).
+
+    ``expected`` holds the values the path resolved to on the case's database when the check was written (one
+    per element a ``[*]`` path selects), each in its kind's canonical form (:func:`~mantra_env.checks.facts.
+    canonical_fact`: ``"8:15"`` and ``"2024-05-01T08:15:00"`` as times are both ``"08:15"``, ``57`` as money is
+    ``"57.00"``), so equal checks have equal ASTs; ``None`` until the generation pipeline resolves it.
+    """
+
+    op: Literal["answer"] = "answer"
+    read: Call = Field(description="The read whose result holds the facts (tool and pinned arguments).")
+    path: str = Field(description="Path into the read's JSON result: fields, [k] elements, [*] every element.")
+    kind: FactKind = Field(description="How the facts are parsed and compared in the final answer.")
+    expected: tuple[str, ...] | None = Field(
+        default=None, description="The facts at the path on the case's database (resolved at generation)."
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _path_syntax(cls, path: str) -> str:
+        path = path.strip().removeprefix(".")
+        if not _PATH.match(path):
+            raise CheckValueError(
+                f"answer path {path!r} is not a path: write fields and indexes, e.g. flights[0].date or flights[*].date"
+            )
+        return path
+
+    @field_validator("expected", mode="before")
+    @classmethod
+    def _canonical_expected(cls, values: Any, info: ValidationInfo) -> Any:
+        from mantra_env.checks.facts import canonical_fact  # facts.py imports this module
+
+        if values is None or "kind" not in info.data:  # no kind: pydantic reports the kind's own error
+            return values
+        if not isinstance(values, list | tuple) or not values:
+            raise CheckValueError(f"expected must be a non-empty list of the facts at the path, not {values!r}")
+        out = []
+        for k, value in enumerate(values):
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise CheckValueError(f"expected[{k}]: a fact is a string or a number, not {value!r}")
+            out.append(canonical_fact(info.data["kind"], canonical_value(value, f"expected[{k}]")))
+        return tuple(out)
+
+    @model_validator(mode="after")
+    def _one_fact_without_star(self) -> Answer:
+        if self.expected is not None and "[*]" not in self.path and len(self.expected) != 1:
+            raise CheckValueError(f"answer path {self.path!r} selects one fact; expected has {len(self.expected)}")
+        return self
+
+
+Check: TypeAlias = Annotated[
+    Call | NoCall | Or | After | Before | Follows | Precedes | Answer, Field(discriminator="op")
+]
+NODE_TYPES: tuple[type[_Node], ...] = (Call, NoCall, Or, After, Before, Follows, Precedes, Answer)
 
 Or.model_rebuild()
 
@@ -228,6 +290,8 @@ def atoms(check: Check) -> list[Call | NoCall]:
     """All atoms of ``check`` in left-to-right order (anchors included)."""
     if isinstance(check, Call | NoCall):
         return [check]
+    if isinstance(check, Answer):
+        return []  # an agent that states the facts passes whichever reads it made
     if isinstance(check, Or):
         return atoms(check.left) + atoms(check.right)
     if isinstance(check, After | Before):
@@ -244,6 +308,8 @@ def map_atoms(check: Check, change: Callable[[Call | NoCall], Call | NoCall]) ->
     """``check`` with every atom replaced by ``change(atom)`` (same structure; unchanged nodes are reused)."""
     if isinstance(check, Call | NoCall):
         return change(check)
+    if isinstance(check, Answer):
+        return check
     if isinstance(check, Or):
         left, right = map_atoms(check.left, change), map_atoms(check.right, change)
         return check if (left, right) == (check.left, check.right) else Or(left=left, right=right)

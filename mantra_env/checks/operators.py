@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mantra_env.checks.ast import After, Before, Call, Check, Follows, NoCall, Or, Precedes
+from mantra_env.checks.ast import After, Answer, Before, Call, Check, Follows, NoCall, Or, Precedes
 from mantra_env.checks.semantics import FailureCategory
 
 _MISSING_CALL = FailureCategory.MISSING_REQUIRED_CALL
@@ -43,6 +43,9 @@ class Operator:
     charged: dict[FailureCategory, str]
     """The role (a key of the evaluator's ``matched`` evidence: ``call``, ``target``, ``anchor``) of the atom a
     failure of each category is charged to: the call that is missing, or that of the violating step."""
+    in_trace_formula: bool = True
+    """Whether the check is a formula over the trace's calls (encoded in Z3, compared with the grader by the
+    agreement tests); False for a check on the final answer, which the SMT encoder takes as true."""
 
     @property
     def op(self) -> str:
@@ -146,6 +149,26 @@ OPERATORS: tuple[Operator, ...] = (
         # The violating step is the first anchor step (the premature call), which has no ``call`` before it.
         {_MISSING_CALL: "call", _MISSING_ANCHOR: "anchor", _ORDERING: "anchor"},
     ),
+    Operator(
+        Answer,
+        (
+            Form(
+                "``ANSWER R.p AS k``",
+                'holds iff the final answer states every expected fact of kind ``k`` (see "Answer\n'
+                'facts"); outside the trace formula (no atom, no Z3 encoding).',
+            ),
+        ),
+        Form(
+            'ANSWER CALL read(id="X").path AS kind',
+            "the final answer states the fact(s) at `path` of that read's result, parsed as\n"
+            "kind: date, time, money, number, identifier or enum (never free text);\n"
+            "path: fields and [k] (one fact) or [*] (every element), e.g. flights[*].date;\n"
+            "the pipeline fills in the expected value; write it for information requests",
+        ),
+        'ANSWER CALL get_order(order_id="W1").total AS money',
+        {},  # no atom: the fact is missing from the answer, not a call from the trace
+        in_trace_formula=False,
+    ),
 )
 
 BY_NODE: dict[type, Operator] = {operator.node: operator for operator in OPERATORS}
@@ -167,9 +190,17 @@ def semantics_section() -> str:
     return _render([form for operator in OPERATORS for form in operator.semantics], indent=4, width=21)
 
 
-def prompt_section() -> str:
-    """The operator rows of the check language the generation prompts explain."""
-    return _render([operator.prompt for operator in OPERATORS], indent=2, width=34)
+def prompt_section(answer_checks: bool = False) -> str:
+    """The operator rows of the check language the generation prompts explain; the rows of checks outside the
+    trace formula (ANSWER) only with ``answer_checks`` (a ``generation.yaml`` key: without it the prompts, and so
+    the recorded generations, stay as they were)."""
+    rows = [operator.prompt for operator in OPERATORS if answer_checks or operator.in_trace_formula]
+    return _render(rows, indent=2, width=34)
+
+
+def in_trace_formula(check: Check) -> bool:
+    """Whether ``check`` is a formula over the trace's calls (see :attr:`Operator.in_trace_formula`)."""
+    return BY_NODE[type(check)].in_trace_formula
 
 
 def charged_atom(check: Check, category: FailureCategory) -> Call | NoCall | None:

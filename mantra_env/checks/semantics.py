@@ -71,6 +71,8 @@ Operators (``A``, ``B`` atoms unless stated; "anchor" is always a CALL atom)
     ``CALL A PRECEDES N`` positive obligation: ``M(A)`` and ``M(N)`` are non-empty and every ``i`` in ``M(N)``
                           has some ``j`` in ``M(A)`` with ``j < i`` (``min M(A) < min M(N)``). It is
                           ``CALL N FOLLOWS A``.
+    ``ANSWER R.p AS k``   holds iff the final answer states every expected fact of kind ``k`` (see "Answer
+                          facts"); outside the trace formula (no atom, no Z3 encoding).
 
     AFTER and BEFORE apply to *every* occurrence of their target. FOLLOWS and PRECEDES also quantify over
     every occurrence of the later call, not over some pair: the paper's encoding writes PRECEDES as "some
@@ -83,6 +85,24 @@ Operators (``A``, ``B`` atoms unless stated; "anchor" is always a CALL atom)
     A step never precedes itself, so ``CALL t() FOLLOWS CALL t()`` needs two calls of ``t`` ... and still
     fails, because its first call has no earlier anchor.
 
+Answer facts
+    ``ANSWER t(a).path AS kind = v`` (JSON: ``{"op": "answer", "read": <CALL atom>, "path": ..., "kind": ...,
+    "expected": [...]}``) holds iff the trace's final answer states each value of ``expected`` as a fact of
+    ``kind``: ``time``, ``date``, ``money``, ``number`` (parsed, so ``08:15`` = ``8:15 am``, ``$57`` = ``57
+    dollars``, ``2024-05-01`` = ``May 1, 2024``), ``identifier`` (exact token) or ``enum`` (case-insensitive
+    words); :mod:`mantra_env.checks.facts` defines each form. Free text is out of scope. No final answer, or
+    one that omits a fact, fails with ``missing_answer_fact``; an unresolved check (no ``expected``) fails too.
+
+    The read ``t(a)`` and the ``path`` say where the facts come from; they are no trace atom. The expected
+    values are stored in the check when it is written: the generation pipeline resolves the path on the result
+    of the oracle's read over the case's database, and loading a suite can re-resolve it to verify. Grading
+    stays a pure function of the trace and the checks (no database at grading time), a check is auditable on
+    its own (it shows the facts), and an agent that states the right facts passes whichever reads it made
+    (resolving the read at reset instead would tie grading to the env's database and hide the facts from a
+    reader of the suite). An ANSWER check is outside the trace formula (its operator's ``in_trace_formula``
+    mark in :mod:`mantra_env.checks.operators`): the Z3 encoding takes it as true, and it stands alone (never
+    an operand of OR).
+
 Failure categories (exactly one per failed check; the paper's partition)
     ``missing_required_call`` a CALL atom never matched: ``CALL A`` failed, or the first operand of
                               FOLLOWS/PRECEDES never occurred (checked before the anchor).
@@ -93,6 +113,7 @@ Failure categories (exactly one per failed check; the paper's partition)
     ``ordering_violation``    all calls occurred but in the wrong order.
     ``or_all_branches_failed`` an OR whose operands all failed (each operand's own outcome is kept as
                               evidence).
+    ``missing_answer_fact``   an ANSWER check's fact is not stated in the final answer (or there is none).
 
     ``unrequested_write`` is no check's category: it charges an accepted write the case never asks for, which
     fails the episode besides its checks (:mod:`mantra_env.unrequested`).
@@ -114,7 +135,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from mantra_env.checks.ast import After, Before, Call, Check, Follows, NoCall, Or, Precedes
+from mantra_env.checks.ast import After, Answer, Before, Call, Check, Follows, NoCall, Or, Precedes
 
 
 class FailureCategory(StrEnum):
@@ -125,6 +146,7 @@ class FailureCategory(StrEnum):
     FORBIDDEN_CALL = "forbidden_call"
     ORDERING_VIOLATION = "ordering_violation"
     OR_ALL_BRANCHES_FAILED = "or_all_branches_failed"
+    MISSING_ANSWER_FACT = "missing_answer_fact"
     UNREQUESTED_WRITE = "unrequested_write"
     """Not a check's failure: an accepted write the case never asks for (:mod:`mantra_env.unrequested`),
     charged to that call."""
@@ -314,14 +336,19 @@ def _scan(
 class TraceIndex:
     """The steps matching each atom of a trace, computed lazily per atom and memoised (atoms recur across the
     checks of a case). ``atoms`` may name atoms to match in one pass over the trace up front; ``rules``: what
-    the tool schemas add to matching (defaults, free text)."""
+    the tool schemas add to matching (defaults, free text); ``final_answer``: what ANSWER checks read."""
 
-    __slots__ = ("_calls", "_memo", "_rules", "length")
+    __slots__ = ("_calls", "_memo", "_rules", "final_answer", "length")
 
     def __init__(
-        self, calls: Sequence[CallLike], atoms: Sequence[Call | NoCall] = (), rules: ArgRules = NO_RULES
+        self,
+        calls: Sequence[CallLike],
+        atoms: Sequence[Call | NoCall] = (),
+        rules: ArgRules = NO_RULES,
+        final_answer: str | None = None,
     ) -> None:
         self._calls = calls
+        self.final_answer = final_answer
         self._rules = rules
         self.length = len(calls)
         self._memo: dict[str, tuple[int, ...]] = {}
@@ -461,6 +488,21 @@ def _obligation(check: Follows | Precedes, index: TraceIndex) -> CheckOutcome:
     return CheckOutcome(False, _ORDERING, matched, later[0], explanation)
 
 
+def _answer(check: Answer, index: TraceIndex) -> CheckOutcome:
+    from mantra_env.checks.facts import stated  # facts.py imports the AST only; kept lazy
+
+    if check.expected is None:
+        explanation = f"the facts at {check.read.tool}.{check.path} were never resolved; regenerate the check"
+        return CheckOutcome(False, FailureCategory.MISSING_ANSWER_FACT, {}, None, explanation)
+    answer = index.final_answer or ""
+    missing = [fact for fact in check.expected if not stated(check.kind, fact, answer)]
+    if not missing:
+        return CheckOutcome(True)
+    said = "no final answer" if index.final_answer is None else "the final answer"
+    explanation = f"{said} does not state the {check.kind} {', '.join(map(str, missing))} ({check.path})"
+    return CheckOutcome(False, FailureCategory.MISSING_ANSWER_FACT, {}, None, explanation)
+
+
 _MISSING_CALL = FailureCategory.MISSING_REQUIRED_CALL
 _MISSING_ANCHOR = FailureCategory.MISSING_ANCHOR
 _FORBIDDEN = FailureCategory.FORBIDDEN_CALL
@@ -475,4 +517,5 @@ _EVALUATORS: dict[type, Callable[[Any, TraceIndex], CheckOutcome]] = {
     Before: _before,
     Follows: _obligation,
     Precedes: _obligation,
+    Answer: _answer,
 }

@@ -7,6 +7,13 @@ Grammar (keywords are upper case; values are JSON)::
     primary   ::= atom | "(" check ")"
     atom      ::= [ "CALL" | "NO-CALL" ] TOOL [ "(" [ arg ( "," arg )* ] ")" ]
     arg       ::= NAME "=" JSON-VALUE [ "PAIRED" ]         -- PAIRED: lists compared together (semantics.py)
+    answer    ::= "ANSWER" atom "." PATH "AS" KIND [ "=" JSON-VALUE ]   -- a whole check on its own
+
+An ANSWER check names a read, a path into its result (``flights[0].date``, ``flights[*].date``) and a fact kind
+(``date``, ``time``, ``money``, ``number``, ``identifier``, ``enum``); the value after ``=`` is the expected
+fact (a JSON list of them when the path has ``[*]``), e.g.::
+
+    ANSWER CALL get_reservation_details(reservation_id="ZFA04Y").flights[*].date AS date = ["2024-05-20", "2024-05-22"]
 
 A bare ``TOOL`` or ``TOOL(...)`` means ``CALL TOOL(...)`` (the paper writes ``check_inventory PRECEDES
 assign_warehouse_picker``). The printer always writes the canonical form: explicit ``CALL`` / ``NO-CALL``,
@@ -23,7 +30,9 @@ import re
 from pydantic import ValidationError
 
 from mantra_env.checks.ast import (
+    FACT_KINDS,
     After,
+    Answer,
     Before,
     Call,
     Check,
@@ -36,7 +45,8 @@ from mantra_env.errors import CheckSyntaxError, CheckValueError
 from mantra_env.limits import MAX_DEPTH
 
 _ORDER_WORDS = ("AFTER", "BEFORE", "FOLLOWS", "PRECEDES")
-_KEYWORDS = {"CALL", "NO-CALL", "OR", *_ORDER_WORDS}
+_KEYWORDS = {"CALL", "NO-CALL", "OR", "ANSWER", "AS", *_ORDER_WORDS}
+_PATH_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[(?:\d+|\*)\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[(?:\d+|\*)\])*)*")
 _WORD = re.compile(r"NO-CALL|[A-Za-z_][A-Za-z0-9_]*")
 _SPACE = re.compile(r"\s*")
 _DECODER = json.JSONDecoder(parse_constant=lambda name: _reject_constant(name))
@@ -93,7 +103,7 @@ class _Parser:
 
     # -- grammar --------------------------------------------------------------------------------------
     def parse(self) -> Check:
-        check = self.check()
+        check = self.answer() if self.peek_word() == "ANSWER" else self.check()
         self.skip()
         if self.pos < len(self.text):
             word = self.peek_word()
@@ -105,6 +115,38 @@ class _Parser:
                 "OR | AFTER | BEFORE | FOLLOWS | PRECEDES | end",
             )
         return check
+
+    def answer(self) -> Answer:
+        start = self.pos
+        self.take_word()
+        read = self.atom()
+        if not isinstance(read, Call):
+            raise self.error("the read of ANSWER is a CALL atom, not NO-CALL", "CALL atom", start)
+        self.expect_char(".", f"and a path into the result of {read.tool}, e.g. .flights[0].date")
+        self.skip()
+        path = _PATH_TEXT.match(self.text, self.pos)
+        if path is None:
+            raise self.error(f"expected a path into the result of {read.tool}, found {self.found()}", "path")
+        self.pos = path.end()
+        if self.peek_word() != "AS":
+            raise self.error(f"expected AS and a fact kind after the path, found {self.found()}", "AS")
+        self.take_word()
+        kind_pos = self.pos
+        kind = self.peek_word()
+        if kind not in FACT_KINDS:
+            raise self.error(
+                f"expected a fact kind ({', '.join(FACT_KINDS)}), found {self.found()}", "fact kind", kind_pos
+            )
+        self.take_word()
+        expected: object = None
+        if self.take_char("="):
+            value = self.value("expected")
+            expected = value if isinstance(value, list) else [value]
+        try:
+            return Answer(read=read, path=path.group(0), kind=kind, expected=expected)
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise self.error(message, "a valid ANSWER check", start) from None
 
     def check(self) -> Check:
         left = self.ordered()
@@ -181,6 +223,8 @@ class _Parser:
                     f"expected a tool name after {'NO-CALL' if node is NoCall else 'CALL'}, found {self.found()}",
                     "tool name",
                 )
+        elif word == "ANSWER":
+            raise self.error("an ANSWER check stands alone: write it as a check of its own", "atom")
         elif word in _KEYWORDS:
             raise self.error(f"expected CALL, NO-CALL or a tool name, found {word!r}", "atom")
         elif word.upper() in ("CALL", "NO_CALL", "NOCALL", "NO"):
@@ -278,6 +322,12 @@ def format_check(check: Check) -> str:
     """Print ``check`` in canonical text form; ``parse_check(format_check(c)) == c``."""
     if isinstance(check, Call | NoCall):
         return _atom_text(check)
+    if isinstance(check, Answer):
+        text = f"ANSWER {_atom_text(check.read)}.{check.path} AS {check.kind}"
+        if check.expected is None:
+            return text
+        value = list(check.expected) if "[*]" in check.path else check.expected[0]
+        return f"{text} = {json.dumps(value, ensure_ascii=False)}"
     if isinstance(check, Or):
         left = format_check(check.left)
         right = format_check(check.right)

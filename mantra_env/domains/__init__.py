@@ -24,9 +24,11 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from mantra_env.case import Suite, load_suite
+from mantra_env.checks import Answer
+from mantra_env.checks.facts import canonical_fact, resolve_path
 from mantra_env.domains.discovery import DomainSource, domain_info, domain_source, domain_sources, suite_folders
 from mantra_env.domains.overlay import OverlayDatabase
-from mantra_env.errors import DomainError, did_you_mean, error_path
+from mantra_env.errors import DomainError, MantraError, did_you_mean, error_path
 from mantra_env.toolkit import Toolkit
 from mantra_env.tools import ToolSpec, fits_schema
 from mantra_env.trace import ToolKind
@@ -114,10 +116,15 @@ class Domain:
                 problems.append(f"{where}: its domain is {case.domain!r}, not {self.name!r}")
                 continue
             for entry in case.checks:
-                for atom in entry.check.atoms:
-                    problem = _atom_problem(atom.tool, atom.args, specs)
-                    if problem:
-                        problems.append(f"{where}, check {entry.id!r}: {problem}")
+                check = entry.check
+                found = [
+                    problem
+                    for atom in ([check.read] if isinstance(check, Answer) else check.atoms)
+                    if (problem := _atom_problem(atom.tool, atom.args, specs))
+                ]
+                if not found and isinstance(check, Answer):  # its read fits the tool: are its facts the database's?
+                    found = [problem] if (problem := self._answer_problem(check, case.database_patch)) else []
+                problems.extend(f"{where}, check {entry.id!r}: {problem}" for problem in found)
             if case.database_patch:
                 try:
                     self.fresh_database(case.database_patch)
@@ -128,6 +135,26 @@ class Domain:
             more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
             raise DomainError(f"suite {suite.manifest.name!r} does not fit domain {self.name!r}:\n  {shown}{more}")
         _CHECKED_SUITES[key] = suite
+
+    def _answer_problem(self, check: Answer, patch: Sequence[dict[str, Any]] | None) -> str:
+        """What is wrong with an ANSWER check on its case's database (``""`` if nothing): it must hold its facts,
+        and when its read runs with the pinned arguments alone, they must be the facts at its path."""
+        if check.expected is None:
+            return "an ANSWER check without its facts (expected) can never pass; regenerate it at export"
+        try:
+            toolkit = self.toolkit(self.fresh_database(patch))
+        except DomainError:
+            return ""  # the patch's own problem is reported with the case
+        result, error = toolkit.execute(check.read.tool, dict(check.read.args))
+        if error is not None:
+            return ""  # a read that needs more than its pins is verified at export, where the oracle's call is known
+        try:
+            found = [canonical_fact(check.kind, value) for value in resolve_path(result, check.path)]
+        except MantraError as exc:
+            return f"{check.read.text}.{check.path}: {exc}"
+        if found != list(check.expected):
+            return f"expects {list(check.expected)} at {check.path}, but the case's database holds {found}"
+        return ""
 
     @classmethod
     def from_folder(

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
+from mantra_env.checks.operators import in_trace_formula
 from mantra_env.errors import CheckValueError
 from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
@@ -390,7 +391,10 @@ class Encoding:
         return _disj([f"m{family}_{x}_{i}" for i in range(self.bound)])
 
     def _check(self, check: Check, family: str) -> str:
-        """The check over the match literals of ``family``: ``""`` every call, ``"a"`` accepted calls only."""
+        """The check over the match literals of ``family``: ``""`` every call, ``"a"`` accepted calls only; a
+        check outside the trace formula (an ANSWER on the final answer: its operator's mark) is true here."""
+        if not in_trace_formula(check):
+            return "true"
         return _CHECK_ENCODERS[type(check)](self, check, family)
 
     def _atom_check(self, check: Call | NoCall, f: str) -> str:

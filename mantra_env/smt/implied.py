@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mantra_env.case import CaseCheck
+from mantra_env.checks.operators import in_trace_formula
 from mantra_env.smt.queries import CaseSolver
 from mantra_env.tools import ToolSpec
 
@@ -24,7 +25,9 @@ def implied_checks(
     bound: int = DEFAULT_BOUND,
 ) -> list[str]:
     """The ids of the checks that the others imply, in order (a lone check is never implied; a check whose query
-    times out is counted as not implied)."""
+    times out is counted as not implied; a check outside the trace formula, an ANSWER on the final answer, is
+    never implied and implies nothing: the query cannot break it)."""
+    checks = [entry for entry in checks if in_trace_formula(entry.check)]
     if len(checks) < 2:
         return []
     solver = CaseSolver(None, checks, bound, tools=tools)

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes
+from mantra_env.checks import After, Answer, Before, Call, Check, Follows, NoCall, Or, Precedes
 from mantra_env.trace import Trace
 
 TOOLS = ("check_inventory", "assign_picker", "create_po", "get_request")
@@ -58,6 +58,12 @@ def checks(args: st.SearchStrategy[dict[str, Any]] = arg_maps) -> st.SearchStrat
         st.builds(Precedes, call=call_atoms(args), anchor=call_atoms(args)),
     )
     return st.recursive(base, lambda inner: st.builds(Or, left=inner, right=inner), max_leaves=4)
+
+
+def answers() -> st.SearchStrategy[Answer]:
+    """ANSWER checks (outside the trace formula: the agreement tests skip them by their operator's mark)."""
+    facts = st.lists(st.sampled_from(["08:15", "20:05", "9:30"]), min_size=1, max_size=2)
+    return st.builds(Answer, read=call_atoms(), path=st.just("flights[*].time"), kind=st.just("time"), expected=facts)
 
 
 def traces(max_size: int = 6) -> st.SearchStrategy[Trace]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from generators.prompts import CHECK_LANGUAGE
+from generators.prompts import CHECK_LANGUAGE, check_language
 from mantra_env.checks import NODE_TYPES, Check, FailureCategory, evaluate, parse_check, semantics
 from mantra_env.checks.operators import BY_NODE, OPERATORS, charged_atom, prompt_section, semantics_section
 from mantra_env.trace import Trace
@@ -30,7 +30,12 @@ def test_the_semantics_docstring_rows_are_the_tables() -> None:
 
 def test_the_generation_prompts_explain_the_tables_operators() -> None:
     assert "\n" + prompt_section() + "\n" in CHECK_LANGUAGE
-    assert all(operator.prompt.form in CHECK_LANGUAGE for operator in OPERATORS)
+    assert all(operator.prompt.form in CHECK_LANGUAGE for operator in OPERATORS if operator.in_trace_formula)
+    # ANSWER checks only behind the generation.yaml key checks.answer_checks (the recorded prompts stay as they were)
+    assert "ANSWER" not in CHECK_LANGUAGE
+    with_answers = check_language(answer_checks=True)
+    assert "\n" + prompt_section(answer_checks=True) + "\n" in with_answers
+    assert all(operator.prompt.form in with_answers for operator in OPERATORS)
 
 
 def test_one_operator_per_node_class_with_an_example_of_it() -> None:
@@ -60,6 +65,7 @@ def test_every_failure_category_an_operator_can_produce_is_charged_to_an_atom_ro
             FailureCategory.MISSING_ANCHOR,
             FailureCategory.ORDERING_VIOLATION,
         },
+        "answer": set(),  # missing_answer_fact: a fact missing from the answer, no atom of the trace
     }
     for operator in OPERATORS:
         assert set(operator.charged) == produced[operator.op], operator.op

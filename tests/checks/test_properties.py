@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from graders import grade
 from mantra_env.checks import (
     After,
+    Answer,
     Before,
     Call,
     Check,
@@ -253,6 +254,7 @@ def test_every_node_class_has_an_evaluator_and_a_printer() -> None:
         Before: Before(target=Call(tool="a"), anchor=Call(tool="b")),
         Follows: Follows(call=Call(tool="a"), anchor=Call(tool="b")),
         Precedes: Precedes(call=Call(tool="a"), anchor=Call(tool="b")),
+        Answer: Answer(read=Call(tool="a"), path="x[*].y", kind="time", expected=("08:15", "20:05")),
     }
     assert set(samples) == set(NODE_TYPES)
     for node in samples.values():

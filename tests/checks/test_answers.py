@@ -1,0 +1,265 @@
+"""ANSWER checks (issue 33 item 3): facts from a read's result, matched by typed parsing in the final answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mantra_env.case import CaseCheck
+from mantra_env.checks import (
+    Answer,
+    Call,
+    FailureCategory,
+    check_from_json,
+    check_to_json,
+    evaluate,
+    format_check,
+    parse_check,
+)
+from mantra_env.checks.facts import canonical_fact, human_fact, resolve_path, stated
+from mantra_env.errors import CheckSyntaxError, CheckValueError
+from mantra_env.grading import grade
+from mantra_env.rewards import obligations, reward
+from mantra_env.trace import Trace
+
+FLIGHTS = (
+    'ANSWER CALL get_reservation_details(reservation_id="ZFA04Y").flights[*].date AS date '
+    '= ["2024-05-20", "2024-05-22"]'
+)
+
+
+def holds(check: str, answer: str | None) -> bool:
+    return evaluate(parse_check(check), Trace.of(final_answer=answer).index()).passed
+
+
+# --- text and JSON forms -----------------------------------------------------------------------------------------
+
+
+def test_text_form_round_trips_and_the_json_form_is_the_same_ast() -> None:
+    check = parse_check(FLIGHTS)
+    assert isinstance(check, Answer)
+    assert check.read == Call(tool="get_reservation_details", args={"reservation_id": "ZFA04Y"})
+    assert (check.path, check.kind, check.expected) == ("flights[*].date", "date", ("2024-05-20", "2024-05-22"))
+    assert format_check(check) == FLIGHTS
+    assert check_from_json(check_to_json(check)) == check
+    assert check_to_json(check)["op"] == "answer"
+
+
+def test_canonical_form_bare_tool_single_fact_and_unresolved() -> None:
+    one = parse_check('ANSWER get_order(order_id="W1").total AS money = [57]')
+    assert one.text == 'ANSWER CALL get_order(order_id="W1").total AS money = "57.00"'
+    unresolved = parse_check('ANSWER get_order(order_id="W1") . total AS money')
+    assert isinstance(unresolved, Answer) and unresolved.expected is None
+    assert unresolved.text == 'ANSWER CALL get_order(order_id="W1").total AS money'
+
+
+def test_expected_facts_are_canonical_so_equal_checks_have_equal_asts() -> None:
+    def facts(kind: str, *values: object) -> tuple[str, ...] | None:
+        return Answer(read=Call(tool="r"), path="a[*]", kind=kind, expected=values).expected  # type: ignore[arg-type]
+
+    assert facts("time", "8:15", "2024-05-01T20:05:00", "08:15:00") == ("08:15", "20:05", "08:15")
+    assert facts("money", 57, "$57", "USD 1,234.5") == ("57.00", "57.00", "1234.50")
+    assert facts("number", 3.0, "2.50") == ("3", "2.5")
+    assert facts("date", "2024-05-01T08:15:00") == ("2024-05-01",)
+    assert facts("enum", "In_Transit") == ("in transit",)
+    assert facts("identifier", " HAT001 ") == ("HAT001",)
+    assert parse_check('ANSWER r().a AS time = "8:15"') == parse_check('ANSWER r().a AS time = "08:15:00"')
+
+
+kinds = st.sampled_from(
+    [
+        ("time", ["08:15", "20:05", "2024-05-01T06:45:00"]),
+        ("date", ["2024-05-20", "2026-12-01"]),
+        ("money", [57, 12.5, "$1,234.50"]),
+        ("number", [3, 2.25]),
+        ("identifier", ["HAT001", "credit_card_4975481"]),
+        ("enum", ["in_transit", "Basic Economy"]),
+    ]
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_any_answer_check_round_trips_through_text_and_json(data: st.DataObject) -> None:
+    kind, pool = data.draw(kinds)
+    star = data.draw(st.booleans())
+    values = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3 if star else 1))
+    args = data.draw(st.dictionaries(st.sampled_from(["id", "day"]), st.sampled_from(["X1", 7, True]), max_size=2))
+    check = Answer(
+        read=Call(tool="read_it", args=args), path="a[*].b" if star else "a[0].b", kind=kind, expected=values
+    )
+    assert parse_check(format_check(check)) == check
+    assert check_from_json(check_to_json(check)) == check
+    assert check_from_json(format_check(check)) == check
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('ANSWER get_order(order_id="W1").total AS words = 5', "fact kind"),
+        ('ANSWER get_order(order_id="W1").total = 5', "AS"),
+        ('ANSWER get_order(order_id="W1") AS money', "path"),
+        ('ANSWER NO-CALL get_order(order_id="W1").total AS money', "CALL atom"),
+        ("CALL a() OR ANSWER get_order().total AS money = 5", "stands alone"),
+        ("ANSWER get_order().total AS money = [5, 6]", "one fact"),
+        ('ANSWER get_order().when AS date = "next week"', "ISO date"),
+        ('ANSWER get_order().status AS enum = " _ "', "no letters or digits"),
+    ],
+)
+def test_malformed_answer_checks_get_a_clear_syntax_error(text: str, message: str) -> None:
+    with pytest.raises(CheckSyntaxError, match=message):
+        parse_check(text)
+
+
+def test_an_answer_cannot_be_an_or_operand_in_json_either() -> None:
+    with pytest.raises(CheckValueError, match="stands alone"):
+        check_from_json({"op": "or", "left": {"op": "call", "tool": "a"}, "right": check_to_json(parse_check(FLIGHTS))})
+
+
+# --- typed matching ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "answer", "expected"),
+    [
+        ("time", "08:15", "It leaves at 08:15.", True),
+        ("time", "08:15", "It leaves at 8:15 am.", True),
+        ("time", "08:15", "It leaves at 8.15", True),
+        ("time", "08:15", "It leaves at 8:15:00", True),
+        ("time", "08:15", "It leaves at 8:15 AM", True),
+        ("time", "2024-05-01T20:05:00", "departure 8:05 p.m.", True),
+        ("time", "20:00", "at 8 pm", True),
+        ("time", "08:15", "It leaves at 8:15 pm.", False),
+        ("time", "08:15", "It leaves at 8:16.", False),
+        ("time", "08:15", "It costs $8.15 in fees", True),  # a number that reads as a time: lenient by design
+        ("time", "12:30", "12:30 pm", True),
+        ("time", "00:30", "12:30 am", True),
+        ("money", 57, "That is $57.", True),
+        ("money", 57, "That is 57 dollars.", True),
+        ("money", 57, "That is USD 57.00", True),
+        ("money", "$57.00", "57", True),
+        ("money", 1234.5, "a total of $1,234.50", True),
+        ("money", 57, "That is $75.", False),
+        ("money", 57, "That is $57.50.", False),
+        ("money", 57, "item 157", False),
+        ("number", 3, "You have 3 bags.", True),
+        ("number", 3, "You have 3.0 bags.", True),
+        ("number", 3, "You have three bags.", False),
+        ("date", "2024-05-20", "on 2024-05-20", True),
+        ("date", "2024-05-20", "on May 20, 2024", True),
+        ("date", "2024-05-20", "on May 20th", True),
+        ("date", "2024-05-20", "on 20 May 2024", True),
+        ("date", "2024-05-20", "on the 20th of May", True),
+        ("date", "2024-05-20", "on 05/20/2024", True),
+        ("date", "2024-05-20", "on Monday, Jan 20, 2024", False),
+        ("date", "2024-05-20", "on May 20, 2025", False),
+        ("date", "2024-05-20T06:45:00", "booked 20 may", True),
+        ("identifier", "HAT001", "order HAT001 shipped", True),
+        ("identifier", "HAT001", "order hat001 shipped", False),
+        ("identifier", "HAT001", "order HAT0012 shipped", False),
+        ("enum", "in_transit", "Your order is In Transit.", True),
+        ("enum", "in_transit", "Your order is in-transit", True),
+        ("enum", "in_transit", "Your order is transiting", False),
+        ("enum", "basic_economy", "you fly basic economy", True),
+    ],
+)
+def test_typed_matching(kind: Any, value: Any, answer: str, expected: bool) -> None:
+    assert stated(kind, canonical_fact(kind, value), answer) is expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "human"),
+    [
+        ("time", "20:05", "8:05 pm"),
+        ("time", "00:30", "12:30 am"),
+        ("date", "2024-05-20", "May 20, 2024"),
+        ("money", 57, "$57.00"),
+        ("enum", "basic_economy", "basic economy"),
+    ],
+)
+def test_human_forms_are_stated_facts(kind: Any, value: Any, human: str) -> None:
+    fact = canonical_fact(kind, value)
+    assert human_fact(kind, fact) == human
+    assert stated(kind, fact, f"It is {human}.")
+
+
+def test_done_fails_a_wrong_answer_fails_and_the_right_facts_in_other_words_pass() -> None:
+    assert not holds(FLIGHTS, "done")
+    assert not holds(FLIGHTS, None)
+    assert not holds(FLIGHTS, "Your flights are on May 20 and May 23, 2024.")
+    assert not holds(FLIGHTS, "Your first flight is on May 20, 2024.")  # every fact, not some
+    assert holds(FLIGHTS, "You fly out on 5/20/2024 and come back on the 22nd of May.")
+    assert holds(FLIGHTS, "Dates: 2024-05-22 and 2024-05-20.")
+
+
+def test_a_failure_is_missing_answer_fact_naming_what_is_missing() -> None:
+    outcome = evaluate(parse_check(FLIGHTS), Trace.of(final_answer="Out on May 20, 2024.").index())
+    assert outcome.category is FailureCategory.MISSING_ANSWER_FACT
+    assert "2024-05-22" in outcome.explanation and "2024-05-20" not in outcome.explanation
+    unresolved = evaluate(parse_check("ANSWER get_order().total AS money"), Trace.of(final_answer="$5").index())
+    assert unresolved.category is FailureCategory.MISSING_ANSWER_FACT and "never resolved" in unresolved.explanation
+
+
+def test_the_grader_reads_the_final_answer_and_passes_whichever_reads_were_made() -> None:
+    checks = [CaseCheck(id="dates", check=FLIGHTS)]
+    no_read = Trace.of(final_answer="May 20, 2024 and May 22, 2024")
+    assert grade(no_read, checks).passed
+    assert not grade(Trace.of(("get_reservation_details", {"reservation_id": "ZFA04Y"})), checks).passed
+
+
+def test_paths_resolve_fields_indexes_and_every_element() -> None:
+    result = {"flights": [{"date": "2024-05-20", "price": 196}, {"date": "2024-05-22", "price": 80}], "n": 2}
+    assert resolve_path(result, "flights[*].date") == ["2024-05-20", "2024-05-22"]
+    assert resolve_path(result, "flights[1].price") == [80]
+    assert resolve_path(result, "n") == [2]
+    for path, message in [
+        ("flights[2].date", "2 elements"),
+        ("flights[*].gate", "no field 'gate'"),
+        ("n[0]", "not a list"),
+        ("flights", "not a fact"),
+    ]:
+        with pytest.raises(CheckValueError, match=message):
+            resolve_path(result, path)
+    with pytest.raises(CheckValueError, match="selects no value"):
+        resolve_path({"flights": []}, "flights[*].date")
+
+
+# --- rewards ---------------------------------------------------------------------------------------------------------
+
+
+def test_an_answer_check_is_one_obligation_in_fraction_and_shaped_rewards() -> None:
+    checks = [CaseCheck(id="read", check='CALL get_reservation_details(reservation_id="ZFA04Y")'),
+              CaseCheck(id="dates", check=FLIGHTS)]  # fmt: skip
+    owed = obligations(checks)
+    assert owed == (True, True)
+    call = ("get_reservation_details", {"reservation_id": "ZFA04Y"})
+    silent = grade(Trace.of(call, final_answer="done"), checks)
+    told = grade(Trace.of(call, final_answer="May 20, 2024; May 22, 2024"), checks)
+    assert reward("fraction", silent, owed, 0) == 0.5
+    assert reward("fraction", told, owed, 0) == 1.0
+    assert reward("shaped", silent, owed, 1) == pytest.approx(0.48)
+    assert reward("binary", silent, owed, 0) == 0.0
+
+
+def test_the_analysis_charges_a_missing_fact_to_the_read_it_comes_from() -> None:
+    from graders.analysis import failed_tool
+
+    assert failed_tool(FLIGHTS, "missing_answer_fact") == "get_reservation_details"
+
+
+def test_an_answer_check_is_never_counted_as_implied_by_the_others() -> None:
+    from mantra_env.smt import implied_checks
+
+    checks = [CaseCheck(id="read", check='CALL get_reservation_details(reservation_id="ZFA04Y")'),
+              CaseCheck(id="dates", check=FLIGHTS)]  # fmt: skip
+    assert implied_checks(checks) == []
+    assert implied_checks([*checks, CaseCheck(id="again", check="CALL get_reservation_details()")]) == ["again"]
+
+
+def test_the_failure_figure_has_a_bar_and_a_label_for_every_category() -> None:
+    from graders.figures import CATEGORY_LABELS, CATEGORY_ORDER
+
+    assert set(CATEGORY_ORDER) == set(CATEGORY_LABELS) == {category.value for category in FailureCategory}
