@@ -138,7 +138,7 @@ def _writes_first(plan: tuple[PlannedCall, ...], kinds: Mapping[str, str]) -> It
     for i, call in enumerate(plan):
         if kinds.get(call.tool) == "write" and i > first_read:
             rest = plan[:i] + plan[i + 1 :]
-            moved = rest[:first_read] + (call,) + rest[first_read:]
+            moved = (*rest[:first_read], call, *rest[first_read:])
             yield Mutant(kind="write_first", detail=f"step {i} {_show(call)} moved before the reads", calls=moved)
 
 
@@ -169,7 +169,7 @@ def _swaps(
                 yield Mutant(
                     kind="swap_argument",
                     detail=f"step {i} {call.tool}: {name}={json.dumps(value)} swapped for {json.dumps(other)}",
-                    calls=plan[:i] + (swapped,) + plan[i + 1 :],
+                    calls=(*plan[:i], swapped, *plan[i + 1 :]),
                 )
 
 
@@ -217,7 +217,7 @@ def _permuted_reads(
             yield Mutant(
                 kind="permute_reads",
                 detail=f"steps {i} and {i + 1} swapped: {_show(second)} before {_show(first)}",
-                calls=plan[:i] + (second, first) + plan[i + 2 :],
+                calls=(*plan[:i], second, first, *plan[i + 2 :]),
             )
 
 
@@ -246,7 +246,7 @@ def _extra_read(
         yield Mutant(
             kind="extra_read",
             detail=f"{_show(call)} added at step {at}",
-            calls=plan[:at] + (call,) + plan[at:],
+            calls=(*plan[:at], call, *plan[at:]),
             added=at,
         )
         return  # one extra read is the variant; more say nothing new
@@ -279,7 +279,7 @@ def _other_branches(case: Case, plan: tuple[PlannedCall, ...], specs: Mapping[st
                 if arguments is None:
                     continue
                 call = PlannedCall(tool=other.tool, arguments=arguments)
-                calls = plan[:i] + (call,) + plan[i + 1 :]
+                calls = (*plan[:i], call, *plan[i + 1 :])
                 if _key([c.model_dump() for c in calls]) in seen:
                     continue
                 seen.add(_key([c.model_dump() for c in calls]))
