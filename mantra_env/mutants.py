@@ -102,14 +102,19 @@ def _key(value: JsonValue) -> str:
 
 def _family(name: str) -> str:
     """What a value's name says it is: ``order_id`` and ``exchange_order_id`` name orders, ``depart_date`` and
-    ``return_date`` dates (the last word, with the one before it for an id)."""
+    ``return_date`` dates (the last word; the last two where the last is as generic as ``id`` or ``name``: a
+    first name is no last name)."""
     words = name.lower().split("_")
-    return "_".join(words[-2:]) if words[-1] == "id" and len(words) > 1 else words[-1]
+    return "_".join(words[-2:]) if words[-1] in _GENERIC_WORDS and len(words) > 1 else words[-1]
+
+
+_GENERIC_WORDS = frozenset({"id", "name", "number", "code"})
 
 
 def _stated_values(case: Case) -> list[tuple[str, JsonValue]]:
     """The scalar values the case states, each with the family of the name it is stated under (see
-    :func:`_family`): its scenario's values, then the literals its checks pin (in order, each pair once)."""
+    :func:`_family`): its scenario's values, then the literals its checks pin (in order, each pair once; an empty
+    string states nothing)."""
     named: list[tuple[str, JsonValue]] = [*case.scenario.external.items(), *case.scenario.internal.items()]
     for entry in case.checks:
         for atom in entry.check.atoms:
@@ -118,7 +123,7 @@ def _stated_values(case: Case) -> list[tuple[str, JsonValue]]:
     found: list[tuple[str, JsonValue]] = []
     for name, value in named:
         key = (_family(name), _key(value))
-        if isinstance(value, list | dict) or value is None or key in seen:
+        if isinstance(value, list | dict) or value is None or value == "" or key in seen:
             continue
         seen.add(key)
         found.append((key[0], value))

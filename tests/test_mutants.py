@@ -115,3 +115,17 @@ def test_the_other_branch_of_an_or_replaces_the_call_the_plan_makes() -> None:
 def test_a_case_without_a_plan_has_no_mutants_and_kinds_are_partitioned() -> None:
     assert derive_mutants(case(plan=None), TOOLS) == []
     assert not set(WRONG_KINDS) & set(VARIANT_KINDS)
+
+
+def test_a_first_name_never_swaps_for_a_last_name_and_an_empty_value_states_nothing() -> None:
+    tools = [*TOOLS, spec("find_user", "read", ("first_name", "last_name"), first_name=TEXT, last_name=TEXT)]
+    plan = [PlannedCall(tool="find_user", arguments={"first_name": "Sara", "last_name": "Santos"}), PLAN[2]]
+    base = case(plan)
+    stated = base.scenario.model_copy(
+        update={
+            "external": {**base.scenario.external, "first_name": "Sara", "last_name": "Santos", "spare_line_id": ""}
+        }
+    )
+    swapped = of_kind(derive_mutants(base.model_copy(update={"scenario": stated}), tools), "swap_argument")
+    assert all(calls[0] == ("find_user", {"first_name": "Sara", "last_name": "Santos"}) for calls in swapped)
+    assert [calls[1] for calls in swapped] == [("suspend_line", {"line_id": "L2", "reason": "lost phone"})]
