@@ -122,6 +122,11 @@ class ScenarioChecks(BaseModel):
     scenario_id: str
     checks: list[CaseCheck] = Field(default_factory=list)
     error: str = Field(default="", description="Why no usable checks were produced (then the scenario is rejected).")
+    warnings: list[Lint] = Field(
+        default_factory=list,
+        exclude_if=lambda found: not found,  # an artifact written before the lint reads the same
+        description="mantra_env.lints.free_text_pins (config checks.lint_free_text_pins)",
+    )
 
 
 class WorldModelArtifact(BaseModel):
