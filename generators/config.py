@@ -39,13 +39,17 @@ STAGES = (
     "fix_repair",
     "backward_audit",
     "oracle_arguments",
+    "mutation_audit",
 )
-"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check)
-and ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks).
+"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check),
+``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
+``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
 resolution and ``fix_repair`` the retry of edits that did not apply."""
 
-JUDGE_STAGES = frozenset({"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit"})
+JUDGE_STAGES = frozenset(
+    {"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit", "mutation_audit"}
+)
 
 StructuredOutput = Literal["auto", "json_schema", "llama_grammar", "none"]
 
@@ -143,6 +147,27 @@ class ValidationSettings(_Strict):
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)
+    mutation_audit: bool = Field(
+        default=False,
+        description="After the rounds, replay each validated case's mutants (generators.mutation) and ask a judge "
+        "once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
+        "recordings replay; new configs set it.",
+    )
+
+
+class CheckSettings(_Strict):
+    """The checks stage's stricter answer checks (issue 33 item 5); off when absent, so older recordings replay."""
+
+    refuse_unfit_pins: bool = Field(
+        default=False,
+        description="Refuse a check whose pinned value does not fit its parameter's schema (a quoted number for "
+        "an integer): the checks writer gets the problem back as a syntactic repair.",
+    )
+    lint_free_text_pins: bool = Field(
+        default=False,
+        description="Warn (in the validation artifact and session.log) about checks that pin a free-text "
+        "parameter (x-free-text): a correct agent words it otherwise.",
+    )
 
 
 class WebUISettings(_Strict):
@@ -178,6 +203,7 @@ class GenerationConfig(_Strict):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     sampling: GenerationSampling = Field(default_factory=GenerationSampling)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
     web_ui: WebUISettings = Field(default_factory=WebUISettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)

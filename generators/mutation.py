@@ -10,8 +10,9 @@ Classification of one replayed mutant, in order:
 3. Otherwise the world model decides, over the tools it names (a call of a tool it does not name is left out:
    not a closed world, so an inserted write the model knows nothing about is not wrong by default): ``right`` if
    it admits the accepted calls (each accepted, the goal reached), ``wrong`` if not, ``unknown`` if the solver
-   runs out of budget, the case has no world model, or the model does not admit the unmutated plan itself (its
-   judgement of the mutants would mean nothing).
+   runs out of budget, the case has no world model, the model does not admit the unmutated plan itself (its
+   judgement of the mutants would mean nothing), or the mutant swaps an argument no condition of the model's
+   transition of that tool reads (a departure date of a model that tracks no dates: admitting it says nothing).
 
 Scores, per mutant kind: the **mutation score** is the share of ``wrong`` mutants the verdict fails, on the checks
 alone and on the combined verdict (:func:`mantra_env.grading.grade_case`: checks and no unrequested write); the
@@ -46,8 +47,16 @@ from mantra_env.smt.queries import WitnessCall
 from mantra_env.tools import ToolSpec
 from mantra_env.trace import Trace
 from mantra_env.unrequested import requested_writes
+from mantra_env.worldmodel import WorldModel, parse_model
+from mantra_env.worldmodel.ast import ParamRef, Transition, subexpressions
 
 Classification = Literal["refused", "wrong", "right", "unknown"]
+_NO_MODEL, _NO_ENCODING, _PLAN_REFUSED = (
+    "the case has no world model",
+    "the world model does not encode",
+    "the world model does not admit the case's own plan",
+)
+_UNCLASSIFIABLE = (_NO_MODEL, _NO_ENCODING, _PLAN_REFUSED)
 AUDIT_TIMEOUT_MS = 5_000
 """Work budget of one world-model question (a pinned trace is cheap: far below this on the shipped suites)."""
 
@@ -66,6 +75,17 @@ class MutantResult:
     def survives(self) -> bool:
         """The verdict disagrees with the classification (a wrong trace passes, a right one fails)."""
         return (self.classification == "wrong" and self.passed) or (self.classification == "right" and not self.passed)
+
+
+def read_params(transition: Transition) -> set[str]:
+    """The tool parameters a transition's pre- or postconditions read (through their local names)."""
+    names = {bind.local: bind.tool_param for bind in transition.params}
+    return {
+        names[node.name]
+        for expr in (*transition.pre, *transition.post)
+        for node in subexpressions(expr)
+        if isinstance(node, ParamRef) and node.name in names
+    }
 
 
 def replay(env: MantraEnv, case_id: str, mutant: Mutant) -> Trace:
@@ -93,20 +113,22 @@ class CaseAuditor:
         self.plan = tuple(case.oracle_plan or ())
         self.requested = requested_writes(case.checks, self.plan, self.tools)
         self.solver: CaseSolver | None = None
+        self.model: WorldModel | None = None
         self.model_note = ""
         if not case.world_model.strip():
-            self.model_note = "the case has no world model"
+            self.model_note = _NO_MODEL
             return
         try:
+            self.model = parse_model(case.world_model)
             self.solver = CaseSolver(
-                case.world_model, case.checks, max(1, bound), case.scenario.valuation, self.tools, timeout_ms
+                self.model, case.checks, max(1, bound), case.scenario.valuation, self.tools, timeout_ms
             )
         except MantraError as error:
-            self.model_note = f"the world model does not encode: {error}"
+            self.model_note = f"{_NO_ENCODING}: {error}"
             return
         own = self._admits([(call.tool, call.arguments) for call in self.plan])
         if own is not True:
-            self.solver, self.model_note = None, "the world model does not admit the case's own plan"
+            self.solver, self.model_note = None, _PLAN_REFUSED
 
     def _admits(self, calls: Sequence[tuple[str, dict[str, JsonValue]]]) -> bool | None:
         """The world model's judgement of ``calls`` (tool, arguments) over the tools it names."""
@@ -137,6 +159,11 @@ class CaseAuditor:
                 return "wrong", f"skips the plan's write {planned.tool}"
         if self.solver is None:
             return "unknown", self.model_note
+        if mutant.swapped is not None:
+            tool, name = mutant.swapped
+            transition = self.model.transition(tool) if self.model is not None else None
+            if transition is None or name not in read_params(transition):
+                return "unknown", f"the world model does not read {name} of {tool}"
         admitted = self._admits([(call.tool, call.args) for call in accepted])
         if admitted is None:
             return "unknown", "the solver ran out of budget"
@@ -203,7 +230,7 @@ class MutationReport:
         self.cases += 1
         for result in results:
             self.kinds[result.mutant.kind].add(result)
-        if any(r.reason.startswith(("the world model does not", "the case has no")) for r in results):
+        if any(r.reason.startswith(_UNCLASSIFIABLE) for r in results):
             self.cases_without_model += 1
         surviving = [r for r in results if r.survives]
         if surviving:

@@ -68,6 +68,9 @@ class Mutant(BaseModel):
     detail: str
     calls: tuple[PlannedCall, ...]
     added: int | None = Field(default=None, description="The step of the call the mutant adds, if any.")
+    swapped: tuple[str, str] | None = Field(
+        default=None, description="The tool and parameter whose value a swap_argument mutant changes."
+    )
 
 
 def derive_mutants(case: Case, tools: Sequence[ToolSpec]) -> list[Mutant]:
@@ -175,6 +178,7 @@ def _swaps(
                     kind="swap_argument",
                     detail=f"step {i} {call.tool}: {name}={json.dumps(value)} swapped for {json.dumps(other)}",
                     calls=(*plan[:i], swapped, *plan[i + 1 :]),
+                    swapped=(call.tool, name),
                 )
 
 
