@@ -3,7 +3,9 @@
 The keys are the paper's example config (``run_dir_base``, ``document_path``, ``tools``, ``env_bindings``,
 ``llm`` with per-stage overrides, ``retry`` and ``cache``, ``chunking``, ``sampling``, ``validation``,
 ``web_ui``, ``logging``) plus ``domain`` (the registered domain whose toolkit and database the cases run
-against) and ``export`` (the suite written at the end). ``${VAR}`` and ``${VAR:-default}`` are expanded from
+against), ``export`` (the suite written at the end) and ``checks`` (the checks stage's stricter answer checks).
+Keys that switch on a newer stage or check (``validation.mutation_audit``, ``checks.*``) are off when absent, so a
+recorded run replays as it was. ``${VAR}`` and ``${VAR:-default}`` are expanded from
 the environment in scalar values after parsing (a variable cannot change the file's structure); relative
 file paths are relative to the config file, except ``run_dir_base``, which is relative to the working
 directory (where runs go is the caller's choice, not the config's).
