@@ -167,7 +167,7 @@ class CheckSettings(_Strict):
     )
     lint_free_text_pins: bool = Field(
         default=False,
-        description="Warn (in the validation artifact and session.log) about checks that pin a free-text "
+        description="Warn (in the checks artifact and session.log) about checks that pin a free-text "
         "parameter (x-free-text): a correct agent words it otherwise.",
     )
 
