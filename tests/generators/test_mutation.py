@@ -77,10 +77,9 @@ def test_an_added_call_the_env_refuses_is_not_counted(case: Case) -> None:
 
 def test_an_accepted_write_nobody_asked_for_is_wrong(case: Case) -> None:
     plan = list(case.oracle_plan or [])
-    escalate = PlannedCall(tool="escalate_to_manager", arguments={"request_id": "TR-5501"})
-    kind, reason, _ = classify(case, [*plan[:3], escalate, plan[3]], kind="insert_write", added=3)
-    if kind != "refused":  # the domain may refuse an escalation under the limit; then it shows nothing
-        assert (kind, reason) == ("wrong", "unrequested write: step 3 escalate_to_manager")
+    other = PlannedCall(tool="update_request_status", arguments={"request_id": "TR-5502", "status": "booked"})
+    found = classify(case, [*plan, other], kind="insert_write", added=len(plan))
+    assert found == ("wrong", "unrequested write: step 4 update_request_status", False)
 
 
 def test_a_swap_of_an_argument_the_model_never_reads_is_left_unknown(case: Case) -> None:
