@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from generators.checkgen import ChecksCheck
 from generators.exchange import ExchangeError
 from generators.llm import AnswerCheck
+from generators.mutation_audit import MutationAuditCheck
 from generators.oracle_arguments import ArgumentsCheck
 from generators.references import ReferencesCheck
 from generators.relevance import RelevanceCheck
@@ -31,6 +32,7 @@ ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "fix_repair": RepairCheck,
     "backward_audit": RepairCheck,
     "oracle_arguments": ArgumentsCheck,
+    "mutation_audit": MutationAuditCheck,
 }
 
 

@@ -136,6 +136,11 @@ class ScenarioChecks(BaseModel):
         description="Whether the request asks to be told facts (only with config checks.answer_checks).",
     )
     error: str = Field(default="", description="Why no usable checks were produced (then the scenario is rejected).")
+    warnings: list[Lint] = Field(
+        default_factory=list,
+        exclude_if=lambda found: not found,  # an artifact written before the lint reads the same
+        description="mantra_env.lints.free_text_pins (config checks.lint_free_text_pins)",
+    )
 
 
 class WorldModelArtifact(BaseModel):

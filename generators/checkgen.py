@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+
+from pydantic import Field
 
 from generators import prompts
 from generators.artifacts import CheckSet, CheckSetWithFacts, Scenario
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
 from mantra_env.case import CaseCheck
-from mantra_env.checks import Answer, parse_check
+from mantra_env.checks import Answer, Call, NoCall, parse_check
 from mantra_env.errors import MantraError
-from mantra_env.tools import ToolSpec, call_problem, with_list_order
+from mantra_env.tools import ToolSpec, call_problem, fits_schema, with_list_order
 
 
-def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseCheck]:
+def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec], refuse_unfit_pins: bool = False) -> list[CaseCheck]:
     """The answer's checks as case checks; every problem (syntax with its position, unknown tools or
-    parameters, repeated ids) at once, as :class:`RepairNeeded`."""
+    parameters, repeated ids; with ``refuse_unfit_pins``, pinned values that do not fit their parameter's schema)
+    at once, as :class:`RepairNeeded`."""
     specs = {spec.name: spec for spec in tools}
     problems: list[str] = []
     entries: list[CaseCheck] = []
@@ -35,6 +39,8 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
         bad = [problem for atom in atoms if (problem := call_problem(atom.tool, atom.args, specs))]
         if not bad and isinstance(check, Answer) and specs[check.read.tool].kind != "read":
             bad = [f"reads its facts from {check.read.tool}, which is a write: name the read that returns them"]
+        if refuse_unfit_pins and not bad:
+            bad = [problem for atom in atoms if (problem := unfit_pin(atom, specs))]
         if bad:
             problems.append(f"check {draft.id} ({draft.check}) {bad[0]}")
             continue
@@ -45,17 +51,39 @@ def parse_check_set(answer: CheckSet, tools: Sequence[ToolSpec]) -> list[CaseChe
     return entries
 
 
+def unfit_pin(atom: Call | NoCall, specs: Mapping[str, ToolSpec]) -> str | None:
+    """Why a pinned value of ``atom`` does not fit its parameter's schema (None if every one fits): such a check
+    names a value no call can send (``"90"`` for an integer), and loading the suite would refuse it."""
+    spec = specs.get(atom.tool)
+    if spec is None:
+        return None
+    defs = spec.parameters.get("$defs")
+    for name, value in atom.args.items():
+        schema = spec.param_schema(name)
+        if schema is not None and not fits_schema(value, schema, defs if isinstance(defs, dict) else {}):
+            allowed = json.dumps({k: v for k, v in schema.items() if k != "description"}, ensure_ascii=False)
+            return (
+                f"pins {name}={json.dumps(value, ensure_ascii=False)}, which does not fit {atom.tool}'s parameter "
+                f"{name} (its schema allows {allowed}); write the value as that type (a number unquoted, a "
+                "string quoted, one of the listed values)"
+            )
+    return None
+
+
 class ChecksCheck(AnswerCheck[CheckSet]):
-    """Stage ``check_generation``: every check parses and names only the tools and parameters of the request."""
+    """Stage ``check_generation``: every check parses and names only the tools and parameters of the request
+    (with ``refuse_unfit_pins``: and pins values their schemas allow)."""
 
     tools: list[ToolSpec]
-    answer_checks: bool = False
+    # Each left out of the request's context when off, so that requests written before the key existed read the same.
+    answer_checks: bool = Field(default=False, exclude_if=lambda on: not on)
+    refuse_unfit_pins: bool = Field(default=False, exclude_if=lambda on: not on)
 
     def output(self) -> type[CheckSet]:
         return CheckSetWithFacts if self.answer_checks else CheckSet
 
     def check(self, value: CheckSet) -> CheckSet:
-        parse_check_set(value, self.tools)
+        parse_check_set(value, self.tools, self.refuse_unfit_pins)
         return value
 
     def statement(self) -> str:
@@ -66,12 +94,18 @@ class ChecksCheck(AnswerCheck[CheckSet]):
 
 
 async def generate_checks(
-    client: LLMClient, scenario: Scenario, excerpt: str, tools: Sequence[ToolSpec], answer_checks: bool = False
+    client: LLMClient,
+    scenario: Scenario,
+    excerpt: str,
+    tools: Sequence[ToolSpec],
+    answer_checks: bool = False,
+    refuse_unfit_pins: bool = False,
 ) -> tuple[list[CaseCheck], bool | None]:
     """The checks of ``scenario`` (request key ``check_generation/<scenario id>``), and whether the request asks
-    to be told facts (None unless ``answer_checks``: config ``checks.answer_checks``)."""
+    to be told facts (None unless ``answer_checks``: config ``checks.answer_checks``); ``refuse_unfit_pins`` as
+    :class:`ChecksCheck` (config ``checks.refuse_unfit_pins``)."""
     messages = prompts.checks(excerpt, tools, scenario_text(scenario), answer_checks)
-    check = ChecksCheck(tools=list(tools), answer_checks=answer_checks)
+    check = ChecksCheck(tools=list(tools), answer_checks=answer_checks, refuse_unfit_pins=refuse_unfit_pins)
     answer = await client.generate("check_generation", scenario.id, messages, check)
     asks = answer.asks_for_information if isinstance(answer, CheckSetWithFacts) else None
-    return parse_check_set(answer, tools), asks
+    return parse_check_set(answer, tools, refuse_unfit_pins), asks

@@ -3,7 +3,9 @@
 The keys are the paper's example config (``run_dir_base``, ``document_path``, ``tools``, ``env_bindings``,
 ``llm`` with per-stage overrides, ``retry`` and ``cache``, ``chunking``, ``sampling``, ``validation``,
 ``web_ui``, ``logging``) plus ``domain`` (the registered domain whose toolkit and database the cases run
-against) and ``export`` (the suite written at the end). ``${VAR}`` and ``${VAR:-default}`` are expanded from
+against), ``export`` (the suite written at the end) and ``checks`` (the checks stage's stricter answer checks).
+Keys that switch on a newer stage or check (``validation.mutation_audit``, ``checks.*``) are off when absent, so a
+recorded run replays as it was. ``${VAR}`` and ``${VAR:-default}`` are expanded from
 the environment in scalar values after parsing (a variable cannot change the file's structure); relative
 file paths are relative to the config file, except ``run_dir_base``, which is relative to the working
 directory (where runs go is the caller's choice, not the config's).
@@ -39,13 +41,17 @@ STAGES = (
     "fix_repair",
     "backward_audit",
     "oracle_arguments",
+    "mutation_audit",
 )
-"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check)
-and ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks).
+"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check),
+``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
+``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
 resolution and ``fix_repair`` the retry of edits that did not apply."""
 
-JUDGE_STAGES = frozenset({"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit"})
+JUDGE_STAGES = frozenset(
+    {"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit", "mutation_audit"}
+)
 
 StructuredOutput = Literal["auto", "json_schema", "llama_grammar", "none"]
 
@@ -143,6 +149,27 @@ class ValidationSettings(_Strict):
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)
+    mutation_audit: bool = Field(
+        default=False,
+        description="After the rounds, replay each validated case's mutants (generators.mutation) and ask a judge "
+        "once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
+        "recordings replay; new configs set it.",
+    )
+
+
+class CheckSettings(_Strict):
+    """The checks stage's stricter answer checks (issue 33 item 5); off when absent, so older recordings replay."""
+
+    refuse_unfit_pins: bool = Field(
+        default=False,
+        description="Refuse a check whose pinned value does not fit its parameter's schema (a quoted number for "
+        "an integer): the checks writer gets the problem back as a syntactic repair.",
+    )
+    lint_free_text_pins: bool = Field(
+        default=False,
+        description="Warn (in the checks artifact and session.log) about checks that pin a free-text "
+        "parameter (x-free-text): a correct agent words it otherwise.",
+    )
 
 
 class WebUISettings(_Strict):
@@ -187,6 +214,7 @@ class GenerationConfig(_Strict):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     sampling: GenerationSampling = Field(default_factory=GenerationSampling)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
     web_ui: WebUISettings = Field(default_factory=WebUISettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)

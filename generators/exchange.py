@@ -67,6 +67,7 @@ ROLES = {
     "fix_repair": "judge",
     "backward_audit": "judge",
     "oracle_arguments": "scenario",
+    "mutation_audit": "judge",
 }
 """The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
 the ``checks`` requests (and the reverse)."""

@@ -37,6 +37,7 @@ from generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, g
 from generators.export import GENERATOR_VERSION, build_case, export_suite
 from generators.graph_plot import plot_graph
 from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
+from generators.mutation_audit import AuditContext, audit_cases
 from generators.oracle_arguments import fill_arguments
 from generators.references import find_references
 from generators.relevance import relevant_tools
@@ -44,13 +45,14 @@ from generators.replay import REPLAY_PROVIDER
 from generators.review.state import load_review, reviewed_validation
 from generators.rundir import STAGE_ORDER, RunDir, write_text
 from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
-from generators.scenarios import generate_scenarios
+from generators.scenarios import generate_scenarios, scenario_text
 from generators.solver_memo import SolverMemo
 from generators.validation import SampleInput, validate_sample
 from generators.worldgen import generate_world_model
 from mantra_env.case import Case, Provenance, Suite, write_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.lints import free_text_pins
 from mantra_env.oracle import OracleError, argument_gaps
 from mantra_env.tools import ToolSpec
 
@@ -273,12 +275,24 @@ class Pipeline:
                 try:
                     tools = self.tools_named(relevance[sample.id].tools)
                     made, asks = await generate_checks(
-                        self.client, scenario, self.excerpt(graph, sample), tools, self.config.checks.answer_checks
+                        self.client,
+                        scenario,
+                        self.excerpt(graph, sample),
+                        tools,
+                        self.config.checks.answer_checks,
+                        self.config.checks.refuse_unfit_pins,
                     )
                 except GenerationError as error:
                     log.warning("checks of %s: %s", scenario.id, error)
                     return ScenarioChecks(scenario_id=scenario.id, error=str(error))
-                return ScenarioChecks(scenario_id=scenario.id, checks=made, asks_for_information=asks)
+                warnings = []
+                if self.config.checks.lint_free_text_pins:
+                    warnings = free_text_pins(scenario.id, made, self.tools)
+                    for lint in warnings:
+                        log.warning("checks of %s: %s", scenario.id, lint.render())
+                return ScenarioChecks(
+                    scenario_id=scenario.id, checks=made, asks_for_information=asks, warnings=warnings
+                )
 
             entries = await gather_all(one(scenario) for scenario in scenarios[sample.id].scenarios)
             return ChecksArtifact(sample_id=sample.id, scenarios=entries)
@@ -355,14 +369,16 @@ class Pipeline:
         scenarios: dict[str, ScenarioSet],
         validations: dict[str, SampleValidation | None],
         checks: dict[str, ChecksArtifact] | None = None,
+        excerpts: Mapping[str, str] | None = None,
     ) -> tuple[Suite, Path] | None:
-        """The screened suite, written to the run directory; None while oracle arguments are pending. With config
+        """The screened suite, written to the run directory; None while oracle arguments (or, with
+        ``validation.mutation_audit``, the audit's judges: ``excerpts`` by sample id) are pending. With config
         ``checks.answer_checks`` the ANSWER gate runs on the cases whose check writer said they ask for
         information (``checks``)."""
         provenance = Provenance(
             source="generated",
             generator_version=GENERATOR_VERSION,
-            models={stage: _exported_model(self.client.resolve(stage).model) for stage in STAGES},
+            models={stage: _exported_model(self.client.resolve(stage).model) for stage in self.exported_stages},
             run_id=None,  # the run directory's name (a timestamp) would differ in a regeneration
         )
         candidates = []
@@ -401,6 +417,12 @@ class Pipeline:
                 for entry in artifact.scenarios
                 if entry.asks_for_information
             }
+        invalid: dict[str, str] = {}
+        if self.config.validation.mutation_audit:
+            audited = await self.mutation_audit(completed, samples, scenarios, excerpts or {})
+            if audited is None:
+                return None
+            completed, invalid = audited
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
@@ -408,8 +430,41 @@ class Pipeline:
         )  # fmt: skip
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
-        self.run.write_json("export/screened_out.json", failures)
+        self.run.write_json("export/screened_out.json", {**failures, **invalid})
         return suite, folder
+
+    @property
+    def exported_stages(self) -> tuple[str, ...]:
+        """The stages a case's provenance names: a gated stage only when it is on, so that a suite exported
+        without it keeps its bytes."""
+        return tuple(s for s in STAGES if s != "mutation_audit" or self.config.validation.mutation_audit)
+
+    async def mutation_audit(
+        self,
+        cases: list[Case],
+        samples: list[Sample],
+        scenarios: dict[str, ScenarioSet],
+        excerpts: Mapping[str, str],
+    ) -> tuple[list[Case], dict[str, str]] | None:
+        """``cases`` after the mutation audit (:mod:`generators.mutation_audit`) and the ones its judges declared
+        invalid (case id → ``scenario_invalid: reason``); None while some answer is pending."""
+        contexts = {
+            f"{self.config.export.suite_name}-{scenario.id}": AuditContext(
+                scenario.id, excerpts.get(sample.id, ""), scenario_text(scenario)
+            )
+            for sample in samples
+            if sample.id in scenarios
+            for scenario in scenarios[sample.id].scenarios
+        }
+        settings = self.config.validation
+        try:
+            kept, invalid = await audit_cases(
+                self.client, cases, self.domain, self.tools, contexts, settings.z3_trace_bound, settings.timeout_ms
+            )
+        except AnswerPending as pending:
+            self.pending.update(pending.keys)
+            return None
+        return kept, {case_id: f"scenario_invalid: {why}" for case_id, why in invalid.items()}
 
     async def complete_oracle_arguments(self, cases: list[Case]) -> list[Case] | None:
         """``cases`` with the arguments their oracle lacks asked of the scenario writer (stage
@@ -475,7 +530,9 @@ class Pipeline:
         validations = await self.validation(graph, samples, scenarios, checks, worlds)
         if complete("validation", validations) or len(validations) < len(samples):
             return result
-        exported = await self.export(samples, relevance, scenarios, validations, checks)
+        audited = self.config.validation.mutation_audit
+        excerpts = {sample.id: self.excerpt(graph, sample) for sample in samples} if audited else None
+        exported = await self.export(samples, relevance, scenarios, validations, checks, excerpts)
         if exported is None:
             return result
         suite, folder = exported

@@ -321,3 +321,36 @@ def fix_edits(previous: str, error: str) -> Messages:
         },
         {"role": "user", "content": f"Your repair:\n{previous}\n\nWhy it was rejected:\n{error}"},
     ]
+
+
+def mutation_audit(excerpt: str, model: str, scenario: str, checks_text: str, survivors: str) -> Messages:
+    """The mutation audit's judge (stage ``mutation_audit``, :mod:`generators.mutation_audit`): the plausible
+    traces of one validated case that its verdict judges otherwise than the replay and the world model."""
+    return [
+        {
+            "role": "system",
+            "content": "You are the judge of a mutation audit. The traces below are small changes of a validated "
+            "case's compliant trace (a read dropped, a write moved first, a stated argument swapped, a write "
+            "added; reads permuted, an extra read, the other branch of an OR). For each, the replay and the world "
+            "model say whether it is wrong or right, and the case's verdict (its checks, and no write the case "
+            "never asks for) disagrees. Decide by the manual, not by either artifact: both were written from the "
+            "same excerpt and may miss the same rule. Answer locus checks with edits that add or tighten a check "
+            "the manual requires (so a wrong trace fails) or relax or remove one it does not (so a right trace "
+            "passes); locus world_model with edits that add the step the manual requires to the model (and, in "
+            "the same answer, the check that requires it) or remove a step it does not; locus none to declare "
+            "the verdict right for every trace listed (say why in reason); or scenario_invalid if the case cannot "
+            "be graded fairly. The world model speaks only of the tools it names: a trace judged right by it "
+            "may still break a rule of the manual it leaves out, and an added write of a tool it does not name is "
+            "not wrong by that alone. The edited case is validated again; edits that break it are dropped.\n\n"
+            + _EDITS
+            + "\n\n"
+            + DSL_LANGUAGE
+            + "\n\n"
+            + CHECK_LANGUAGE,
+        },
+        {
+            "role": "user",
+            "content": f"Excerpt:\n{excerpt}\n\nWorld model:\n{model}\n\nScenario:\n{scenario}\n\n"
+            f"Checks:\n{checks_text}\n\nTraces the verdict misjudges:\n{survivors}",
+        },
+    ]

@@ -11,6 +11,10 @@ check that pins the scenario's arguments over-restrictive. Two lints:
 - :func:`ignored_pins` (the validation stage and the authoring tool, which see both artifacts): a postcondition of
   a tool the checks pin ignores the parameters the checks pin.
 
+A third, on the checks alone: :func:`free_text_pins` (the checks stage, config ``checks.lint_free_text_pins``): a
+check pins a free-text parameter (schema mark ``x-free-text``: an address, a reason), which a correct agent words
+otherwise (an address without its country), so the pin fails it; normalisation forgives case and spacing only.
+
 They are not sent back to the writers as repair requests: a write whose effect legitimately does not depend on
 an argument (a free-text note) would otherwise cost a sample its repair attempts; the world-model prompt says
 why effects should depend on the arguments instead.
@@ -25,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mantra_env.case import CaseCheck
 from mantra_env.checks.ast import atoms
-from mantra_env.tools import ToolSpec
+from mantra_env.tools import FREE_TEXT_KEY, ToolSpec
 from mantra_env.worldmodel.ast import ParamRef, Transition, WorldModel, subexpressions
 
 _IDENTIFYING = re.compile(r"(^|_)ids?$")
@@ -117,6 +121,30 @@ def ignored_pins(model: WorldModel, checks: Mapping[str, Sequence[CaseCheck]]) -
                         f"{'it' if len(ignored) == 1 else 'them'}: the backward audit will find those pins "
                         "over-restrictive",
                         hint="make the effect depend on the pinned arguments, or pin only what the manual fixes",
+                    )
+                )
+    return found
+
+
+def free_text_pins(scenario_id: str, checks: Sequence[CaseCheck], tools: Sequence[ToolSpec]) -> list[Lint]:
+    """The checks of one scenario that pin a free-text parameter with a positive atom (a ``NO-CALL`` pinning free
+    text forbids one wording only, which is the writer's business too, but fails no correct agent)."""
+    specs = {spec.name: spec for spec in tools}
+    found: list[Lint] = []
+    for entry in checks:
+        for atom in atoms(entry.check):
+            spec = specs.get(atom.tool)
+            if spec is None or atom.op != "call":
+                continue
+            pinned = sorted(name for name in atom.args if spec.free_text(name))
+            if pinned:
+                found.append(
+                    Lint(
+                        code="free_text_pinned",
+                        place=f"{scenario_id}: check {entry.id}",
+                        message=f"pins {', '.join(pinned)} of {atom.tool}, free text ({FREE_TEXT_KEY}): a correct "
+                        "agent that words it otherwise fails the check",
+                        hint="pin the identifiers and stated values only; leave free text unpinned",
                     )
                 )
     return found

@@ -748,6 +748,30 @@ class CaseSolver:
         """The base formula as SMT-LIB 2 text (definitions only; each query adds assumptions)."""
         return self.encoding.text
 
+    def admits(self, calls: Sequence[WitnessCall]) -> bool | None:
+        """Whether the world model admits exactly the trace ``calls`` (as :meth:`compliant_witness` asks, but
+        without the checks): every call accepted and the goal reached. A string the case never names stands for
+        any unnamed value, as in :meth:`_equals`. None: the work budget ran out.
+
+        Raises:
+            SmtInputError: ``calls`` is longer than the bound, or calls a tool neither the world model nor a check
+                names (leave such calls out: the model says nothing about them).
+        """
+        layout = self.encoding.layout
+        if len(calls) > self.encoding.bound:
+            raise SmtInputError(f"a trace of {len(calls)} calls does not fit the bound {self.encoding.bound}")
+        strangers = sorted({call.tool for call in calls} - set(layout.index))
+        if strangers:
+            raise SmtInputError(f"the trace calls {', '.join(strangers)}, which no transition or check names")
+        pinned = [self._guard(f"admit_{j}", self._same(j, call)) for j, call in enumerate(calls)]
+        if len(calls) < self.encoding.bound:
+            pinned.append(self._guard("admit_len", self._int(f"t_{len(calls)}") == self.encoding.noop))
+        try:
+            answer = self.solver.check(*self._world(), *self._fit(), *pinned)
+        except z3.Z3Exception:  # interrupted: as a budget run out
+            return None
+        return None if answer == z3.unknown else answer == z3.sat
+
     # --- pieces --------------------------------------------------------------------------------------------------
 
     def _fit(self) -> list[z3.BoolRef]:
