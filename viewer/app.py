@@ -27,14 +27,29 @@ from starlette.routing import Route
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 from mantra_env.webapp import Html, local_app, page, raw_segments, segment, text
+from viewer.episode import (
+    arguments_cell,
+    error_cell,
+    evidence,
+    folded,
+    missing_anchor_id,
+    missing_calls,
+    verdict_summary,
+)
 
 _CSS = (
     "body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
     "padding:2px 6px;vertical-align:top}tr.violation{background:#fde2e2}.fail{color:#a00}.pass{color:#070}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:6px}"
-    ".cols{display:grid;grid-template-columns:3fr 2fr;gap:1em}td code{overflow-wrap:anywhere}"
+    "td code{overflow-wrap:anywhere}td pre{margin:2px 0;max-height:24em;overflow:auto}summary{cursor:pointer}"
+    "table.steps{width:100%;table-layout:fixed}th.narrow{width:3.5em}th.tool{width:11em}th.args{width:30%}"
+    "th.error{width:14em}th.violates{width:7em}tr.missing{background:#fff3cd;font-style:italic}"
+    "form label{margin-right:.6em}.pages a,.pages span{margin-right:.8em}"
 )
-FILTERS = ("run", "model", "suite", "domain", "case", "status", "category")
+FILTERS = ("domain", "model", "status", "category", "run", "suite", "case")
+PAGE_SIZE = 50
+"""Episodes per page of the episode list."""
+UNREQUESTED_WRITE = "unrequested_write"
 _KEY = "run_id = ? AND case_id = ? AND attempt = ?"
 _EPISODE_KEY = "e.run_id = ? AND e.case_id = ? AND e.attempt = ?"
 
@@ -57,6 +72,36 @@ def _estimate(value: Any) -> str:
     if math.isnan(value.low):
         return f"{value.value:.1%}"
     return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
+
+
+def _page_number(raw: str | None) -> int:
+    """The ``page`` parameter as a page number (1 for anything that is none)."""
+    return int(raw) if raw and _ATTEMPT.fullmatch(raw) and int(raw) > 0 else 1
+
+
+def _filter_choices(s: RolloutStore) -> dict[str, list[str]]:
+    """The values each choice filter of the episode list can take, from the database: its domains, models,
+    statuses and failure categories (checks' and unrequested writes)."""
+
+    def distinct(sql: str) -> list[str]:
+        return [str(row[0]) for row in s.query(sql) if row[0] is not None]
+
+    categories = distinct("SELECT DISTINCT category FROM check_verdicts WHERE category IS NOT NULL")
+    if s.query("SELECT 1 FROM v_unrequested_writes LIMIT 1"):
+        categories.append(UNREQUESTED_WRITE)
+    return {
+        "domain": distinct("SELECT DISTINCT split_part(suite, '/', 1) FROM runs ORDER BY 1"),
+        "model": distinct("SELECT DISTINCT model FROM runs ORDER BY 1"),
+        "status": distinct("SELECT DISTINCT status FROM episodes ORDER BY 1"),
+        "category": sorted(set(categories)),
+    }
+
+
+def _select(name: str, choices: list[str], selected: str) -> str:
+    """A select box of ``choices`` with "any" first; a value given in the address but absent is kept as a choice."""
+    shown = choices if not selected or selected in choices else [*choices, selected]
+    options = "".join(f"<option{' selected' if c == selected else ''}>{escape(c)}</option>" for c in shown)
+    return f'<label>{name} <select name="{name}"><option value="">any</option>{options}</select></label>'
 
 
 def _seconds(value: Any) -> str:
@@ -102,22 +147,11 @@ def _step_link(step: Any) -> str:
     return f"<code>{escape(json.dumps(step, ensure_ascii=False))}</code>"
 
 
-def _evidence(raw: Any) -> dict[str, Any] | str:
-    """A check's stored evidence as the grader writes it (an object), or as text if it has another shape."""
-    try:
-        data = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return str(raw)
-    if data is None:
-        return {}
-    return data if isinstance(data, dict) else json.dumps(data, ensure_ascii=False)
-
-
-def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, evidence: Any) -> tuple[Any, ...]:
+def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, stored: Any) -> tuple[Any, ...]:
     """One check's verdict as a row of the checks table: the step it was violated at and the steps its roles
     matched link to the trace; evidence of any other shape is shown as text."""
     verdict = Html(f'<span class="{"pass" if passed else "fail"}">{"passed" if passed else "failed"}</span>')
-    data = _evidence(evidence)
+    data = evidence(stored)
     if isinstance(data, str):
         return check_id, Html(f"<code>{escape(str(check_text))}</code>"), verdict, category, "", "", data
     step = data.get("violating_step")
@@ -126,6 +160,8 @@ def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, evide
         at = Html(f'<a href="#step-{step}" data-violating-step="{step}">step {step}</a>')
     elif step is not None:
         at = json.dumps(step, ensure_ascii=False)
+    elif not passed and category in ("missing_required_call", "missing_anchor"):
+        at = Html(f'<a href="#{missing_anchor_id(str(check_id))}">missing call</a>')
     matched_data = data.get("matched") or {}
     if isinstance(matched_data, dict):
         matched: Any = Html(", ".join(
@@ -144,8 +180,8 @@ def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, evide
 def violated_steps(checks: list[tuple[Any, ...]]) -> dict[int, list[str]]:
     """The checks violated at each step (by the ``violating_step`` of their evidence)."""
     violating: dict[int, list[str]] = {}
-    for check_id, _, _, _, evidence in checks:
-        data = _evidence(evidence)
+    for check_id, _, _, _, stored in checks:
+        data = evidence(stored)
         step = data.get("violating_step") if isinstance(data, dict) else None
         if isinstance(step, int) and not isinstance(step, bool):
             violating.setdefault(step, []).append(str(check_id))
@@ -164,6 +200,41 @@ def _messages(raw: Any) -> str:
         return json.dumps(json.loads(raw), indent=1, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return str(raw)
+
+
+def steps_table(steps: list[tuple[Any, ...]], checks: list[tuple[Any, ...]]) -> str:
+    """The tool calls ``(step, tool, arguments, raw_arguments, result, error_code, error_message)``, each row
+    marked with the checks violated at it, and a placeholder row where each missing call was due."""
+    violating = violated_steps(checks)
+    missing = missing_calls(checks)
+    numbers = [n for n, *_ in steps]
+    rows: list[tuple[Any, ...]] = []
+    attrs: list[str] = []
+
+    def slot(due: int | None) -> int:  # the index of the step row the placeholder goes before
+        return len(numbers) if due is None else sum(1 for n in numbers if isinstance(n, int) and n <= due)
+
+    def placeholders(index: int) -> None:
+        for due, check_id, why in missing:
+            if slot(due) == index:
+                rows.append(("", "", Html(f"<i>missing call</i> ({escape(check_id)})"), why, "", check_id))
+                attrs.append(f' class="missing" id="{missing_anchor_id(check_id)}" data-missing="{escape(check_id)}"')
+
+    for index, (n, tool, arguments, raw_arguments, result, error_code, error_message) in enumerate(steps):
+        placeholders(index)
+        rows.append((Html(f'<span id="step-{escape(str(n))}">{escape(str(n))}</span>'), tool,
+                     arguments_cell(arguments, raw_arguments), folded(result), error_cell(error_code, error_message),
+                     ", ".join(violating.get(n, []))))  # fmt: skip
+        step_attr = f' data-step="{escape(str(n))}"'
+        attrs.append(f' class="violation"{step_attr}' if n in violating else step_attr)
+    placeholders(len(numbers))
+    head = ("step", "tool", "arguments", "result", "error", "violates")
+    classes = ("narrow", "tool", "args", "result", "error", "violates")
+    header = "".join(f'<th class="{c}">{h}</th>' for h, c in zip(head, classes, strict=True))
+    body = "".join(
+        f"<tr{a}>{''.join(f'<td>{text(c)}</td>' for c in row)}</tr>" for row, a in zip(rows, attrs, strict=True)
+    )
+    return f'<table class="steps"><tr>{header}</tr>{body}</table>'
 
 
 def episode_href(run: Any, case: Any, attempt: Any) -> str:
@@ -236,32 +307,40 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
         if q.get("domain"):
             where.append("(r.suite = ? OR starts_with(r.suite, ?))")
             params += [q["domain"], q["domain"] + "/"]
-        if q.get("category"):
+        category = q.get("category")
+        if category == UNREQUESTED_WRITE:
+            where.append(
+                "EXISTS (SELECT 1 FROM v_unrequested_writes w WHERE w.run_id = e.run_id AND w.case_id = e.case_id "
+                "AND w.attempt = e.attempt)"
+            )
+        elif category:
             where.append(
                 "EXISTS (SELECT 1 FROM check_verdicts v WHERE v.run_id = e.run_id AND v.case_id = e.case_id "
                 "AND v.attempt = e.attempt AND v.category = ?)"
             )
-            params.append(q["category"])
+            params.append(category)
+        number = _page_number(q.get("page"))
+        condition = " AND ".join(where)
         with store() as s:
+            total = int(s.query(f"SELECT count(*) FROM episodes e JOIN runs r USING (run_id) WHERE {condition}",
+                                params)[0][0])  # fmt: skip
+            pages = max(1, math.ceil(total / PAGE_SIZE))
+            number = min(number, pages)
             rows = s.query(
                 "SELECT e.run_id, r.model, r.suite, e.case_id, e.attempt, e.status, e.reward, "
                 "e.input_tokens + e.output_tokens, e.latency_s FROM episodes e JOIN runs r USING (run_id) "
-                f"WHERE {' AND '.join(where)} ORDER BY ALL",
+                f"WHERE {condition} ORDER BY ALL LIMIT {PAGE_SIZE} OFFSET {(number - 1) * PAGE_SIZE}",
                 params,
             )
-            categories = [str(c[0]) for c in s.query("SELECT DISTINCT category FROM check_verdicts "
-                                                     "WHERE category IS NOT NULL ORDER BY 1")]  # fmt: skip
+            choices = _filter_choices(s)
+        filters = {k: q.get(k, "") for k in FILTERS}
         fields = "".join(
-            f'<label>{k} <input name="{k}" value="{escape(q.get(k, ""))}"></label> ' for k in FILTERS if k != "category"
-        )
-        options = "".join(
-            f"<option{' selected' if q.get('category') == c else ''}>{escape(c)}</option>" for c in categories
-        )
+            _select(k, choices[k], filters[k]) if k in choices
+            else f'<label>{k} <input name="{k}" value="{escape(filters[k])}"></label>'
+            for k in FILTERS
+        )  # fmt: skip
         token_field = f'<input type="hidden" name="token" value="{escape(token)}">' if token else ""
-        form = (
-            f'<form>{fields}<label>category <select name="category"><option value="">any</option>{options}'
-            f"</select></label> {token_field}<button>filter</button></form>"
-        )
+        form = f"<form>{fields} {token_field}<button>filter</button></form>"
         shown = [
             (r, m, su, Html(f'<a href="{link(episode_href(r, c, a))}">{escape(str(c))}</a>'), a,
              Html(f'<span class="{"pass" if st == "passed" else "fail"}">{escape(str(st))}</span>'), rw, t,
@@ -269,7 +348,15 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             for r, m, su, c, a, st, rw, t, lat in rows
         ]  # fmt: skip
         header = ("run", "model", "suite", "case", "attempt", "status", "reward", "tokens", "latency")
-        return page("Episodes", f'<p><a href="{link("/")}">runs</a></p>' + form + _table(header, shown))
+        first = (number - 1) * PAGE_SIZE
+        paging = [f"<span>episodes {first + 1 if total else 0}-{first + len(rows)} of {total} · page {number} of "
+                  f"{pages}</span>"]  # fmt: skip
+        if number > 1:
+            paging.append(f'<a href="{link("/episodes", **filters, page=number - 1)}" rel="prev">previous</a>')
+        if number < pages:
+            paging.append(f'<a href="{link("/episodes", **filters, page=number + 1)}" rel="next">next</a>')
+        nav = f'<p class="pages">{"".join(paging)}</p>'
+        return page("Episodes", f'<p><a href="{link("/")}">runs</a></p>' + form + nav + _table(header, shown) + nav)
 
     def not_found(what: str) -> HTMLResponse:
         return page("Not found", f"<p>no episode {escape(what)} in {escape(str(db))}: "
@@ -287,34 +374,26 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
         with store() as s:
             found = s.query(
                 f"SELECT e.status, e.messages, e.input_tokens, e.output_tokens, e.latency_s, e.final_answer, "
-                f"r.suite, r.model FROM episodes e JOIN runs r USING (run_id) WHERE {_EPISODE_KEY}",
+                f"r.suite, r.model, e.error_kind, e.error, e.unrequested_writes FROM episodes e JOIN runs r "
+                f"USING (run_id) WHERE {_EPISODE_KEY}",
                 key,
             )
             if not found:
                 return not_found(" / ".join(map(str, key)))
             steps = s.query(
-                f"SELECT step, tool, arguments, result, error_code FROM steps WHERE {_KEY} ORDER BY step", key
+                "SELECT step, tool, arguments, raw_arguments, result, error_code, error_message FROM steps "
+                f"WHERE {_KEY} ORDER BY step",
+                key,
             )
             checks = s.query(
                 f"SELECT check_id, check_text, passed, category, evidence FROM check_verdicts WHERE {_KEY} "
                 "ORDER BY check_id",
                 key,
             )
-        status, messages, tokens_in, tokens_out, latency, answer, suite, model = found[0]
-        violating = violated_steps(checks)
-        step_rows = [
-            (Html(f'<span id="step-{escape(str(n))}">{escape(str(n))}</span>'), t,
-             Html(f"<code>{escape(str(a))}</code>"), Html(f"<code>{escape(str(r)[:600])}</code>"), err,
-             ", ".join(violating.get(n, [])))
-            for n, t, a, r, err in steps
-        ]  # fmt: skip
-        attrs = [
-            f' class="violation" data-step="{escape(str(n))}"' if n in violating else f' data-step="{escape(str(n))}"'
-            for n, *_ in steps
-        ]
+        status, messages, tokens_in, tokens_out, latency, answer, suite, model, error_kind, error, writes = found[0]
         expected = _expected_trace(str(suite), str(key[1]))
         if isinstance(expected, list):
-            plan_rows = [(i, t, Html(f"<code>{escape(a)}</code>")) for i, (t, a) in enumerate(expected)]
+            plan_rows = [(i, t, folded(a)) for i, (t, a) in enumerate(expected)]
             expected_html = _table(("step", "tool", "arguments"), plan_rows)
         else:
             expected_html = f"<p>{escape(expected)}</p>"
@@ -322,12 +401,13 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             f'<p><a href="{link("/episodes", run=key[0])}">episodes of {escape(str(key[0]))}</a> · model '
             f"{escape(str(model))} · suite {escape(str(suite))} · status <b>{escape(str(status))}</b> · tokens "
             f"{text(tokens_in)} in / {text(tokens_out)} out · latency {_seconds(latency)}</p>"
-            '<div class="cols"><section><h2>Tool calls</h2>'
-            + _table(("step", "tool", "arguments", "result", "error", "violates"), step_rows, attrs)
-            + "</section><section><h2>Expected (oracle) trace</h2>" + expected_html + "</section></div>"
+            + verdict_summary(status, error_kind, error, checks, writes)
+            + '<section id="calls"><h2>Tool calls</h2>' + steps_table(steps, checks) + "</section>"
             + checks_section(checks)
             + "<h2>Final answer</h2><pre>" + escape(str(answer or "")) + "</pre>"
-            + "<h2>Messages</h2><pre>" + escape(_messages(messages)) + "</pre>"
+            + '<section id="expected"><details><summary>Expected (oracle) trace</summary>' + expected_html
+            + "</details></section>"
+            + "<details><summary>Messages</summary><pre>" + escape(_messages(messages)) + "</pre></details>"
         )  # fmt: skip
         return page(f"Episode {key[1]} #{key[2]}", body)
 
