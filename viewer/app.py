@@ -42,8 +42,9 @@ _CSS = (
     "padding:2px 6px;vertical-align:top}tr.violation{background:#fde2e2}.fail{color:#a00}.pass{color:#070}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:6px}"
     "td code{overflow-wrap:anywhere}td pre{margin:2px 0;max-height:24em;overflow:auto}summary{cursor:pointer}"
-    "table.steps{width:100%;table-layout:fixed}th.narrow{width:3.5em}th.tool{width:11em}th.args{width:30%}"
-    "th.error{width:14em}th.violates{width:7em}tr.missing{background:#fff3cd;font-style:italic}"
+    "table.steps{width:100%;table-layout:fixed}table.steps td{overflow-wrap:anywhere}th.narrow{width:3em}"
+    "th.tool{width:10em}th.args{width:26%}"
+    "th.error{width:11em}th.violates{width:6em}tr.missing{background:#fff3cd;font-style:italic}"
     "form label{margin-right:.6em}.pages a,.pages span{margin-right:.8em}"
 )
 FILTERS = ("domain", "model", "status", "category", "run", "suite", "case")

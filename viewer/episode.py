@@ -134,8 +134,10 @@ def unrequested(raw: Any) -> list[dict[str, Any]] | None:
 
 def _unrequested_html(writes: list[dict[str, Any]] | None) -> str:
     if writes is None:
-        return "<p>unrequested writes: not graded for writes (an episode stored before grader 2, or a case "
-        "without a stored oracle plan)</p>"
+        return (
+            "<p>unrequested writes: not graded for writes (an episode stored before grader 2, or a case without a "
+            "stored oracle plan, such as the starter suite's)</p>"
+        )
     if not writes:
         return "<p>unrequested writes: none</p>"
     rows = []
