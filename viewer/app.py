@@ -1,5 +1,6 @@
-"""The viewer's pages: runs with the leaderboard's scores, filterable episodes, one episode step by step with
-each check's verdict pointing at its steps and the case's expected (oracle) trace beside it.
+"""The viewer's pages: runs with the leaderboard's scores, episodes filtered by choices and paged, one episode
+with its verdict on top (:mod:`viewer.episode`), step by step with each check's verdict pointing at its steps, and
+the case's expected (oracle) trace.
 
 The store is opened read-only per request, so a live run's finished episodes show through its snapshot. With a
 ``token`` every request must carry it (``?token=``; the pages' links do). Everything shown is escaped (table
@@ -42,9 +43,10 @@ _CSS = (
     "padding:2px 6px;vertical-align:top}tr.violation{background:#fde2e2}.fail{color:#a00}.pass{color:#070}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:6px}"
     "td code{overflow-wrap:anywhere}td pre{margin:2px 0;max-height:24em;overflow:auto}summary{cursor:pointer}"
-    "table.steps{width:100%;table-layout:fixed}table.steps td{overflow-wrap:anywhere}th.narrow{width:3em}"
-    "th.tool{width:10em}th.args{width:26%}"
-    "th.error{width:11em}th.violates{width:6em}tr.missing{background:#fff3cd;font-style:italic}"
+    "table.fixed{width:100%;table-layout:fixed}table.fixed td{overflow-wrap:anywhere}th.narrow{width:3em}"
+    "th.tool{width:10em}th.args{width:26%}th.error{width:10em}th.violates{width:9em}th.check-id{width:12em}"
+    "th.verdict{width:4em}th.category{width:10em}th.at{width:5em}th.matched{width:9em}.why{color:#444}"
+    "tr.missing{background:#fff3cd;font-style:italic}"
     "form label{margin-right:.6em}.pages a,.pages span{margin-right:.8em}"
 )
 FILTERS = ("domain", "model", "status", "category", "run", "suite", "case")
@@ -58,16 +60,31 @@ _EPISODE_KEY = "e.run_id = ? AND e.case_id = ? AND e.attempt = ?"
 _ATTEMPT = re.compile(r"[0-9]{1,9}")  # longer is no attempt number (and int() refuses > 4300 digits)
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]], row_attrs: list[str] | None = None) -> str:
-    """A table; each cell is escaped as text unless it is :class:`Html`."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+def _table(
+    header: tuple[str, ...],
+    rows: list[tuple[Any, ...]],
+    row_attrs: list[str] | None = None,
+    *,
+    widths: tuple[str, ...] | None = None,
+    table_class: str = "",
+) -> str:
+    """A table; each cell is escaped as text unless it is :class:`Html`. ``widths`` names each column's CSS
+    class (the stylesheet's fixed widths; "" leaves a column the rest), ``table_class`` the table's."""
+    classes = widths or ("",) * len(header)
+    head = "".join(
+        f'<th class="{c}">{escape(h)}</th>' if c else f"<th>{escape(h)}</th>"
+        for h, c in zip(header, classes, strict=True)
+    )
     attrs = row_attrs or [""] * len(rows)
     cells = ["".join(f"<td>{text(c)}</td>" for c in row) for row in rows]
     body = "".join(f"<tr{a}>{c}</tr>" for c, a in zip(cells, attrs, strict=True))
-    return f"<table><tr>{head}</tr>{body}</table>"
+    opening = f'<table class="{table_class}">' if table_class else "<table>"
+    return f"{opening}<tr>{head}</tr>{body}</table>"
 
 
 def _estimate(value: Any) -> str:
+    """An estimate with its interval: the one place the viewer renders them (the lead may switch it to the
+    shared interval formatter of graders/)."""
     if math.isnan(value.value):
         return "n/a"
     if math.isnan(value.low):
@@ -154,7 +171,7 @@ def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, store
     verdict = Html(f'<span class="{"pass" if passed else "fail"}">{"passed" if passed else "failed"}</span>')
     data = evidence(stored)
     if isinstance(data, str):
-        return check_id, Html(f"<code>{escape(str(check_text))}</code>"), verdict, category, "", "", data
+        return check_id, _check_text(check_text, data), verdict, category, "", ""
     step = data.get("violating_step")
     at = ""
     if isinstance(step, int) and not isinstance(step, bool):
@@ -174,8 +191,15 @@ def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, store
     else:
         matched = json.dumps(matched_data, ensure_ascii=False)
     why = data.get("explanation", "")
-    return (check_id, Html(f"<code>{escape(str(check_text))}</code>"), verdict, category, at, matched,
-            why if isinstance(why, str) else json.dumps(why, ensure_ascii=False))  # fmt: skip
+    why = why if isinstance(why, str) else json.dumps(why, ensure_ascii=False)
+    return check_id, _check_text(check_text, why), verdict, category, at, matched
+
+
+def _check_text(check_text: Any, why: str) -> Html:
+    """A check's text, and under it why it failed (the evidence's explanation), which the text column's width
+    leaves room for."""
+    shown = f"<code>{escape(str(check_text))}</code>"
+    return Html(shown + (f'<br><span class="why">{escape(why)}</span>' if why else ""))
 
 
 def violated_steps(checks: list[tuple[Any, ...]]) -> dict[int, list[str]]:
@@ -192,8 +216,10 @@ def violated_steps(checks: list[tuple[Any, ...]]) -> dict[int, list[str]]:
 def checks_section(checks: list[tuple[Any, ...]]) -> str:
     """The verdict section of an episode: one row per stored check verdict
     ``(check_id, check_text, passed, category, evidence)``."""
-    header = ("check", "text", "verdict", "category", "violated at", "matched steps", "why")
-    return "<h2>Checks</h2>" + _table(header, [_check_row(*check) for check in checks])
+    header = ("check", "text (and why it failed)", "verdict", "category", "violated at", "matched steps")
+    widths = ("check-id", "", "verdict", "category", "at", "matched")
+    return "<h2>Checks</h2>" + _table(header, [_check_row(*check) for check in checks], widths=widths,
+                                      table_class="fixed")  # fmt: skip
 
 
 def _messages(raw: Any) -> str:
@@ -229,13 +255,9 @@ def steps_table(steps: list[tuple[Any, ...]], checks: list[tuple[Any, ...]]) -> 
         step_attr = f' data-step="{escape(str(n))}"'
         attrs.append(f' class="violation"{step_attr}' if n in violating else step_attr)
     placeholders(len(numbers))
-    head = ("step", "tool", "arguments", "result", "error", "violates")
-    classes = ("narrow", "tool", "args", "result", "error", "violates")
-    header = "".join(f'<th class="{c}">{h}</th>' for h, c in zip(head, classes, strict=True))
-    body = "".join(
-        f"<tr{a}>{''.join(f'<td>{text(c)}</td>' for c in row)}</tr>" for row, a in zip(rows, attrs, strict=True)
-    )
-    return f'<table class="steps"><tr>{header}</tr>{body}</table>'
+    header = ("step", "tool", "arguments", "result", "error", "violates")
+    widths = ("narrow", "tool", "args", "", "error", "violates")
+    return _table(header, rows, attrs, widths=widths, table_class="fixed steps")
 
 
 def episode_href(run: Any, case: Any, attempt: Any) -> str:

@@ -114,12 +114,15 @@ def missing_anchor_id(check_id: str) -> str:
     return "missing-" + escape(check_id)
 
 
-def check_link(check_id: str, data: dict[str, Any] | str) -> str:
-    """HTML: a link to where a failed check happened (its violating step, or its missing call's placeholder)."""
+def check_link(check_id: str, category: Any, data: dict[str, Any] | str) -> str:
+    """HTML: a link to where a failed check happened (its violating step, or its missing call's placeholder), or
+    why there is none (an OR whose branches all failed has no single step)."""
     step = data.get("violating_step") if isinstance(data, dict) else None
     if is_step(step):
         return f'<a href="#step-{step}" data-check-link="{escape(check_id)}">step {step}</a>'
-    return f'<a href="#{missing_anchor_id(check_id)}" data-check-link="{escape(check_id)}">missing call</a>'
+    if category in _MISSING and isinstance(data, dict):
+        return f'<a href="#{missing_anchor_id(check_id)}" data-check-link="{escape(check_id)}">missing call</a>'
+    return "no single step"
 
 
 def unrequested(raw: Any) -> list[dict[str, Any]] | None:
@@ -170,7 +173,7 @@ def verdict_summary(
     if failed:
         items = "".join(
             f'<li><code>{text(check_id)}</code> <span class="fail">{text(category)}</span> at '
-            f"{check_link(str(check_id), evidence(raw))}: <code>{text(check_text)}</code></li>"
+            f"{check_link(str(check_id), category, evidence(raw))}: <code>{text(check_text)}</code></li>"
             for check_id, check_text, _, category, raw in failed
         )
         parts.append(f"<ul>{items}</ul>")

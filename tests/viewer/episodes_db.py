@@ -18,6 +18,7 @@ CHECKS = [
     parse_check("CALL check_inventory() PRECEDES CALL assign_picker()"),
     parse_check("NO-CALL create_po()"),
     parse_check("CALL notify_customer()"),
+    parse_check("CALL escalate() OR CALL notify_customer()"),
 ]
 KINDS = {"check_inventory": "read", "assign_picker": "write", "create_po": "write", "notify_customer": "write",
          "list_orders": "read", "refund": "write"}  # fmt: skip
@@ -26,6 +27,16 @@ TOOL_ERROR = "no item SKU-9 in the warehouse: list the items first"
 RAW_ARGUMENTS = '{"order_id": "O-17", "picker": '
 LONG_RESULT = {"items": [{"sku": f"SKU-{i}", "name": f"item number {i}", "stock": i * 7} for i in range(40)]}
 PAGED_EPISODES = 60
+ORDER = {"order_id": "O-17", "status": "pending", "address": {"address1": "7546 Maple Way", "address2": "Suite 525",
+         "city": "Denver", "zip": "80202"}, "items": [{"item_id": f"I-{i}", "name": f"monitor stand model {i}",
+         "price": 19.5 + i, "options": {"colour": "black", "size": "large"}} for i in range(8)],
+         "payment_history": [{"transaction": "payment", "amount": 240.0, "method": "credit_card_4421"}]}  # fmt: skip
+MANUAL = "Warehouse procedure. " + " ".join(
+    f"Rule {i}: check the stock of every item before assigning a picker, "
+    "and never order from a supplier without approval."
+    for i in range(60)
+)
+"""A system prompt of realistic length: the messages of a real episode carry the whole manual."""
 
 
 def _call(step: int, tool: str, **fields: object) -> ToolCall:
@@ -35,8 +46,10 @@ def _call(step: int, tool: str, **fields: object) -> ToolCall:
 def _episode(case: str, calls: list[ToolCall], writes: tuple[UnrequestedWrite, ...] | None = ()) -> EpisodeRecord:
     trace = Trace(calls=tuple(calls), final_answer="Done: the order is assigned.")
     verdict = Verdict.combined(grade(trace, CHECKS).checks, writes)
+    messages = [{"role": "system", "content": MANUAL}, {"role": "user", "content": "Please assign order O-17."}]
     return EpisodeRecord(run_id="r1", case_id=case, attempt=0, status="passed" if verdict.passed else "failed",
-                         reward=1.0 if verdict.passed else 0.0, verdict=verdict, trace=trace)  # fmt: skip
+                         reward=1.0 if verdict.passed else 0.0, verdict=verdict, trace=trace,
+                         messages=messages)  # type: ignore[arg-type]  # fmt: skip
 
 
 def build(path: Path) -> Path:
@@ -58,11 +71,11 @@ def build(path: Path) -> Path:
             _call(0, "list_orders", result={"orders": ["O-17"]}),
             _call(1, "assign_picker", args={"order_id": "O-17"}, result={"ok": True}),
         ]))  # fmt: skip
-        store.record_episode(_episode("forbidden", [
-            _call(0, "check_inventory", args={"sku": "SKU-1"}, result={"stock": 0}),
-            _call(1, "create_po", args={"sku": "SKU-1"}, result={"po": "PO-1"}),
-            _call(2, "assign_picker", args={"order_id": "O-17"}, result={"ok": True}),
-            _call(3, "notify_customer", args={"order_id": "O-17"}, result={"sent": True}),
+        store.record_episode(_episode("forbidden", [  # four steps with results of a realistic size
+            _call(0, "check_inventory", args={"sku": "SKU-1"}, result=ORDER),
+            _call(1, "create_po", args={"sku": "SKU-1", "quantity": 40, "supplier": "ACME"}, result=ORDER),
+            _call(2, "assign_picker", args={"order_id": "O-17"}, result=ORDER),
+            _call(3, "notify_customer", args={"order_id": "O-17"}, result=ORDER),
         ]))  # fmt: skip
         store.record_episode(_episode("old", [_call(0, "check_inventory", args={"sku": "SKU-1"})], None))
         store.start_run(RunRecord(run_id="r2", suite="retail", model="model-b", agent="a"))

@@ -83,6 +83,7 @@ def test_a_missing_call_is_a_placeholder_row_where_it_was_due(client: TestClient
     for check_id in ids:
         assert f'href="#missing-{check_id}"' in verdict and f'id="missing-{check_id}"' in page
     assert "missing_required_call" in verdict
+    assert re.search(r"or_all_branches_failed</span> at no single step", verdict)  # no link to nowhere
 
 
 def test_the_episode_list_offers_its_filters_as_choices_from_the_database(client: TestClient) -> None:
