@@ -92,6 +92,11 @@ def _estimate(value: Any) -> str:
     return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
 
 
+def _status(status: Any, error_kind: Any) -> str:
+    """An episode's status, with the kind of error for an errored one ("error (timeout)")."""
+    return f"{status} ({error_kind})" if status == "error" and error_kind else str(status)
+
+
 def _page_number(raw: str | None) -> int:
     """The ``page`` parameter as a page number (1 for anything that is none)."""
     return int(raw) if raw and _ATTEMPT.fullmatch(raw) and int(raw) > 0 else 1
@@ -304,7 +309,12 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
                 row.summary.attempts,
                 _estimate(row.summary.pass_at_1),
                 f"{row.summary.premature_write_rate:.1%}",
-                row.summary.errors,
+                Html(
+                    f'<a href="{link("/episodes", model=row.summary.model, suite=row.summary.suite, status="error")}">'
+                    f"{row.summary.errors}</a>"
+                )
+                if row.summary.errors
+                else row.summary.errors,
             )
             for row in rows
         ]
@@ -351,7 +361,8 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             number = min(number, pages)
             rows = s.query(
                 "SELECT e.run_id, r.model, r.suite, e.case_id, e.attempt, e.status, e.reward, "
-                "e.input_tokens + e.output_tokens, e.latency_s FROM episodes e JOIN runs r USING (run_id) "
+                "e.input_tokens + e.output_tokens, e.latency_s, e.error_kind FROM episodes e JOIN runs r "
+                "USING (run_id) "
                 f"WHERE {condition} ORDER BY ALL LIMIT {PAGE_SIZE} OFFSET {(number - 1) * PAGE_SIZE}",
                 params,
             )
@@ -366,9 +377,9 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
         form = f"<form>{fields} {token_field}<button>filter</button></form>"
         shown = [
             (r, m, su, Html(f'<a href="{link(episode_href(r, c, a))}">{escape(str(c))}</a>'), a,
-             Html(f'<span class="{"pass" if st == "passed" else "fail"}">{escape(str(st))}</span>'), rw, t,
+             Html(f'<span class="{"pass" if st == "passed" else "fail"}">{escape(_status(st, kind))}</span>'), rw, t,
              _seconds(lat))
-            for r, m, su, c, a, st, rw, t, lat in rows
+            for r, m, su, c, a, st, rw, t, lat, kind in rows
         ]  # fmt: skip
         header = ("run", "model", "suite", "case", "attempt", "status", "reward", "tokens", "latency")
         first = (number - 1) * PAGE_SIZE

@@ -118,3 +118,10 @@ def test_the_episode_list_pages(client: TestClient) -> None:
     assert 'href="/episodes?model=model-b&amp;page=1"' in filtered  # the filters stay on the page links
     assert client.get("/episodes?page=99").text.count('href="/episode/') == total - PAGE_SIZE  # the last page
     assert client.get("/episodes?page=x").text.count('href="/episode/') == PAGE_SIZE
+
+
+def test_the_lists_say_what_errored(client: TestClient) -> None:
+    listed = client.get("/episodes?status=error").text
+    assert "error (timeout)</span>" in listed and listed.count('href="/episode/') == 1
+    runs = client.get("/").text
+    assert 'href="/episodes?model=model-a&amp;suite=ops%2Fmain&amp;status=error">1</a>' in runs
