@@ -254,9 +254,10 @@ def steps_table(steps: list[tuple[Any, ...]], checks: list[tuple[Any, ...]]) -> 
 
     for index, (n, tool, arguments, raw_arguments, result, error_code, error_message) in enumerate(steps):
         placeholders(index)
+        shown_result = None if error_code is not None and result in (None, "null") else result  # an error, no result
         rows.append((Html(f'<span id="step-{escape(str(n))}">{escape(str(n))}</span>'), tool,
-                     arguments_cell(arguments, raw_arguments), folded(result), error_cell(error_code, error_message),
-                     ", ".join(violating.get(n, []))))  # fmt: skip
+                     arguments_cell(arguments, raw_arguments), folded(shown_result),
+                     error_cell(error_code, error_message), ", ".join(violating.get(n, []))))  # fmt: skip
         step_attr = f' data-step="{escape(str(n))}"'
         attrs.append(f' class="violation"{step_attr}' if n in violating else step_attr)
     placeholders(len(numbers))

@@ -41,6 +41,8 @@ def test_a_tool_error_shows_its_message_and_a_malformed_call_its_raw_text(client
     assert escape(RAW_ARGUMENTS) in page and "malformed arguments" in page
     row = re.search(r'<tr data-step="2">.*?</tr>', page)
     assert row is not None and "<code>{}</code>" not in row.group(0)
+    errored = re.search(r'<tr data-step="0">.*?</tr>', page)
+    assert errored is not None and "null" not in errored.group(0)  # an error, not a result of null
 
 
 def test_long_results_are_pretty_printed_whole_and_folded(client: TestClient) -> None:
