@@ -25,10 +25,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from mantra_env.checks import FailureCategory
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
 from mantra_env.webapp import Html, local_app, page, raw_segments, segment, text
 from viewer.episode import (
+    MISSING_CATEGORIES,
     arguments_cell,
     error_cell,
     evidence,
@@ -52,7 +54,7 @@ _CSS = (
 FILTERS = ("domain", "model", "status", "category", "run", "suite", "case")
 PAGE_SIZE = 50
 """Episodes per page of the episode list."""
-UNREQUESTED_WRITE = "unrequested_write"
+UNREQUESTED_WRITE = FailureCategory.UNREQUESTED_WRITE.value
 _KEY = "run_id = ? AND case_id = ? AND attempt = ?"
 _EPISODE_KEY = "e.run_id = ? AND e.case_id = ? AND e.attempt = ?"
 
@@ -107,7 +109,7 @@ def _filter_choices(s: RolloutStore) -> dict[str, list[str]]:
     statuses and failure categories (checks' and unrequested writes)."""
 
     def distinct(sql: str) -> list[str]:
-        return [str(row[0]) for row in s.query(sql) if row[0] is not None]
+        return [str(row[0]) for row in s.query(sql) if row[0] not in (None, "")]
 
     categories = distinct("SELECT DISTINCT category FROM check_verdicts WHERE category IS NOT NULL")
     if s.query("SELECT 1 FROM v_unrequested_writes LIMIT 1"):
@@ -183,7 +185,7 @@ def _check_row(check_id: Any, check_text: Any, passed: Any, category: Any, store
         at = Html(f'<a href="#step-{step}" data-violating-step="{step}">step {step}</a>')
     elif step is not None:
         at = json.dumps(step, ensure_ascii=False)
-    elif not passed and category in ("missing_required_call", "missing_anchor"):
+    elif not passed and category in MISSING_CATEGORIES:
         at = Html(f'<a href="#{missing_anchor_id(str(check_id))}">missing call</a>')
     matched_data = data.get("matched") or {}
     if isinstance(matched_data, dict):

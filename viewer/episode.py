@@ -13,12 +13,14 @@ import json
 from html import escape
 from typing import Any
 
+from mantra_env.checks import FailureCategory
 from mantra_env.webapp import Html, text
 
 PREVIEW_CHARS = 72
 """A value whose one-line JSON is longer than this is folded: its first characters as the summary, the whole of
 it pretty-printed inside."""
-_MISSING = ("missing_required_call", "missing_anchor")
+MISSING_CATEGORIES = (FailureCategory.MISSING_REQUIRED_CALL.value, FailureCategory.MISSING_ANCHOR.value)
+"""The failures that are a call never made: no violating step, so a placeholder row shows where it was due."""
 
 
 def is_step(value: Any) -> bool:
@@ -102,7 +104,12 @@ def missing_calls(checks: list[tuple[Any, ...]]) -> list[tuple[int | None, str, 
     found: list[tuple[int | None, str, str]] = []
     for check_id, check_text, passed, category, raw in checks:
         data = evidence(raw)
-        if passed or category not in _MISSING or not isinstance(data, dict) or is_step(data.get("violating_step")):
+        if (
+            passed
+            or category not in MISSING_CATEGORIES
+            or not isinstance(data, dict)
+            or is_step(data.get("violating_step"))
+        ):
             continue
         why = data.get("explanation")
         found.append((due_after(check_text, category, data), str(check_id), why if isinstance(why, str) else ""))
@@ -120,7 +127,7 @@ def check_link(check_id: str, category: Any, data: dict[str, Any] | str) -> str:
     step = data.get("violating_step") if isinstance(data, dict) else None
     if is_step(step):
         return f'<a href="#step-{step}" data-check-link="{escape(check_id)}">step {step}</a>'
-    if category in _MISSING and isinstance(data, dict):
+    if category in MISSING_CATEGORIES and isinstance(data, dict):
         return f'<a href="#{missing_anchor_id(check_id)}" data-check-link="{escape(check_id)}">missing call</a>'
     return "no single step"
 
@@ -165,7 +172,8 @@ def verdict_summary(
     parts = [f'<section id="verdict"><h2>Verdict: <span class="{"pass" if status == "passed" else "fail"}">'
              f"{text(status)}</span></h2>"]  # fmt: skip
     if status == "error" or error_kind is not None or error is not None:
-        parts.append(f'<p class="fail" id="episode-error">error <b>{text(error_kind or "unknown kind")}</b>'
+        what = "error" if status == "error" else "ended early:"  # a failed episode's model error ends it too
+        parts.append(f'<p class="fail" id="episode-error">{what} <b>{text(error_kind or "unknown kind")}</b>'
                      f"</p><pre>{text(error or 'no message stored')}</pre>")  # fmt: skip
     failed = [c for c in checks if not c[2]]
     if checks:

@@ -9,6 +9,7 @@ import re
 from html import escape
 from pathlib import Path
 
+import duckdb
 import pytest
 from starlette.testclient import TestClient
 
@@ -127,3 +128,13 @@ def test_the_lists_say_what_errored(client: TestClient) -> None:
     assert "error (timeout)</span>" in listed and listed.count('href="/episode/') == 1
     runs = client.get("/").text
     assert 'href="/episodes?model=model-a&amp;suite=ops%2Fmain&amp;status=error">1</a>' in runs
+
+
+def test_a_failed_episode_ended_by_the_model_says_why(tmp_path: Path) -> None:
+    """A model error ends an episode as failed, not errored (error kind ``model``): its reason shows too."""
+    db = build(tmp_path / "m.duckdb")
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("UPDATE episodes SET error_kind = 'model', error = 'the answer was no JSON' "
+                     "WHERE case_id = 'forbidden'")  # fmt: skip
+    verdict = _verdict(TestClient(create_app(db)).get("/episode/r1/forbidden/0").text)
+    assert "ended early: <b>model</b>" in verdict and "the answer was no JSON" in verdict
