@@ -49,7 +49,7 @@ _CSS = (
     "th.tool{width:10em}th.args{width:26%}th.error{width:10em}th.violates{width:9em}th.check-id{width:12em}"
     "th.verdict{width:4em}th.category{width:10em}th.at{width:5em}th.matched{width:9em}.why{color:#444}"
     "tr.missing{background:#fff3cd;font-style:italic}"
-    "form label{margin-right:.6em}.pages a,.pages span{margin-right:.8em}"
+    "form label{margin-right:.6em}form input{width:9em}.pages a,.pages span{margin-right:.8em}"
 )
 FILTERS = ("domain", "model", "status", "category", "run", "suite", "case")
 PAGE_SIZE = 50
@@ -223,6 +223,8 @@ def violated_steps(checks: list[tuple[Any, ...]]) -> dict[int, list[str]]:
 def checks_section(checks: list[tuple[Any, ...]]) -> str:
     """The verdict section of an episode: one row per stored check verdict
     ``(check_id, check_text, passed, category, evidence)``."""
+    if not checks:
+        return "<h2>Checks</h2><p>no check verdicts stored (an errored episode is not graded)</p>"
     header = ("check", "text (and why it failed)", "verdict", "category", "violated at", "matched steps")
     widths = ("check-id", "", "verdict", "category", "at", "matched")
     return "<h2>Checks</h2>" + _table(header, [_check_row(*check) for check in checks], widths=widths,

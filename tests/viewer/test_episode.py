@@ -32,8 +32,10 @@ def _verdict(page: str) -> str:
 
 
 def test_an_errored_episode_shows_its_error_kind_and_message(client: TestClient) -> None:
-    verdict = _verdict(client.get("/episode/r1/errored/0").text)
+    page = client.get("/episode/r1/errored/0").text
+    verdict = _verdict(page)
     assert "<b>timeout</b>" in verdict and escape(ERROR_MESSAGE) in verdict
+    assert "no check verdicts stored (an errored episode is not graded)" in page
 
 
 def test_a_tool_error_shows_its_message_and_a_malformed_call_its_raw_text(client: TestClient) -> None:
