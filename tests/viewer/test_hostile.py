@@ -179,3 +179,21 @@ def test_n10_serving_beyond_loopback_warns(
     assert served == [host]
     err = capsys.readouterr().err
     assert ("plain HTTP" in err and "readable by anyone on the network" in err) is warned
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        "just a string",
+        {"step": 1},
+        [1, "x", None, {"step": "1e3", "tool": PAYLOAD, "args": {"x": PAYLOAD}}, {"step": True}],
+        [{"step": 1, "tool": ["not", "text"], "args": "not an object"}],
+    ],
+)
+def test_unrequested_writes_of_an_unexpected_shape_render_as_text(tmp_path: Path, writes: object) -> None:
+    """Issue 31's column read from a file made elsewhere: every entry is shown, as text, and nothing runs."""
+    db = _db(tmp_path)
+    _set(db, "UPDATE episodes SET unrequested_writes = ? WHERE run_id = 'r1' AND case_id = 'c2'", json.dumps(writes))
+    response = TestClient(create_app(db)).get("/episode/r1/c2/0")
+    assert response.status_code == 200 and "unrequested writes (" in response.text
+    assert "<img" not in response.text
