@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graders.intervals import format_estimate
 from graders.metrics import Estimate, bootstrap_ci
 from graders.table import Column, Table, count, make_table, percent
 from mantra_env.case import Case, Suite
@@ -107,7 +108,7 @@ def _final(cases: Sequence[Case]) -> list[Case]:
 
 
 def _mean_ci(estimate: Estimate) -> str:
-    return "n/a" if math.isnan(estimate.value) else f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+    return format_estimate(estimate, scale=1, digits=2)
 
 
 def _stage(position: int) -> Column[GenerationRow]:
@@ -129,7 +130,7 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("suite", lambda row: row.suite),
     Column("words", lambda row: row.words, count),
     Column("tools", lambda row: row.tools, count),
-    Column("checks / case (mean ± 95%)", lambda row: row.checks_per_case, _mean_ci),
+    Column("checks / case (mean [95% interval])", lambda row: row.checks_per_case, _mean_ci),
     Column("not implied by the others", lambda row: row.independent_checks_per_case, _mean_ci),
     *(_stage(position) for position in range(len(STAGES))),
     Column("final / generated (%)", lambda row: row.final_share, percent),

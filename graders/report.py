@@ -1,11 +1,15 @@
-"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k 5] [--suite PATH ...] --out DIR``
+"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k K] [--suite PATH ...] --out DIR``
 
 Writes ``report.md`` and a self-contained ``report.html`` (tables, figures embedded as PNG), and every figure
 as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:`graders.analysis`).
 
-The leaderboard has one row per model and suite (runs pooled only when their suite hash and settings agree, see
-:mod:`graders.leaderboard`), with the run ids and the cases run out of the suite's, a per-domain view, Pass@k and
-Pass^k curves over k, tokens and cost per episode (``--price``), and the paired test of the top two different models.
+k defaults to the runs' ``--attempts`` (the fewest of them: :func:`graders.analysis.run_k`). One overall row per
+model (macro mean over the suites it ran; n/a unless it ran them all), then the leaderboard: one row per model and
+suite (runs pooled only when their suite hash and settings agree, see :mod:`graders.leaderboard`) with the cases
+run out of the suite's, split into a scores table and a behaviour table (run ids, grader, rates, tokens and cost per
+episode with ``--price``); Pass@1 and Pass^k per domain, Pass@k and Pass^k curves over k faceted by domain, and the
+paired test of the top two different models. Every interval is ``value [low, high]``
+(:func:`graders.intervals.format_estimate`).
 
 When a suite's ``manifest.json`` holds generation records (``stage_counts`` with ``generated``,
 ``forward_validated``, ``backward_validated`` and ``final``, and where the others went: ``awaiting_human``,
@@ -31,17 +35,21 @@ from pathlib import Path
 import matplotlib
 
 from graders import figures
-from graders.analysis import CategoryCount, Prices, failure_categories, top_tools_per_category
+from graders.analysis import CategoryCount, Prices, failure_categories, run_k, top_tools_per_category
 from graders.generation import GenerationRow, generation_row, generation_table, rounds_table
 from graders.leaderboard import (
     Comparison,
     LeaderboardRow,
+    behaviour_table,
     comparison_table,
     comparisons,
+    curve_domains,
     curves,
     domain_table,
     leaderboard,
     leaderboard_table,
+    overall_rows,
+    overall_table,
 )
 from graders.refusals import RefusalShare, refusal_share
 from graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
@@ -69,7 +77,9 @@ class Report:
 
     def tables(self) -> list[Table]:
         """Every table of the report, in order (the notebooks display the same objects)."""
-        found = [leaderboard_table(self.rows, self.k), domain_table(self.rows)]
+        found = [overall_table(overall_rows(self.rows, self.k), self.k), leaderboard_table(self.rows, self.k)]
+        found += [domain_table(self.rows), *([domain_table(self.rows, self.k)] if self.k > 1 else [])]
+        found.append(behaviour_table(self.rows))
         found.append(make_table("Failure categories", CATEGORY_COLUMNS, self.categories))
         found.append(make_table("Top tools per failure category", TOOL_COLUMNS, self.top_tools))
         if self.comparisons:
@@ -188,11 +198,12 @@ def _suites(store: RolloutStore, runs: list[str], suites: Sequence[str]) -> _Sui
 def build_report(
     store: RolloutStore,
     run_ids: list[str] | None = None,
-    k: int = 5,
+    k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
 ) -> Report:
-    """Gather every table and series of the report from the store (and the suites' manifests and cases)."""
+    """Gather every table and series of the report from the store (and the suites' manifests and cases); ``k``
+    defaults to the runs' attempts (:func:`graders.analysis.run_k`)."""
     all_runs = [str(r[0]) for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
     if run_ids:
         missing = sorted(set(run_ids) - set(all_runs))
@@ -202,6 +213,7 @@ def build_report(
     if not runs:
         raise MantraError(f"{store.path} holds no runs yet: run `python -m mantra_env.run` first")
     found = _suites(store, runs, suites)
+    k = run_k(store, runs) if k is None else k
     rows = leaderboard(store, runs, k, found.case_counts, prices)
     return Report(
         k,
@@ -222,9 +234,13 @@ NOTES = (
     "when every check passes and it made no unrequested write (grader 2: an accepted write the case never asks "
     "for); runs of grader 1 were graded on the checks alone and show 'not graded for writes', as do cases without a "
     "stored oracle plan. Pass@1, Pass@k and Pass^k are means over tasks with the unbiased "
-    "estimators of the MANTRA paper; ± is the half width of a 95 % percentile bootstrap interval over tasks. n/a: a "
-    "task has fewer than k scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that "
-    "ended in an infrastructure error are excluded from every score and counted under errors/crash. Models named "
+    "estimators of the MANTRA paper, over the tasks with at least k scored attempts (Pass@1: one); 'n of N tasks' "
+    "says when some had fewer, and leaving them out may bias a score upward (errors often hit the hard tasks). "
+    "[low, high] is a 95 % interval: a bootstrap over tasks, or a Wilson interval (marked Wilson, n = tasks) when "
+    "every task scored 0 or 1. The overall row is the mean over the suites (each weighs the same) on the tasks "
+    "every model scored at least k times, n/a for a model that did not run every suite. n/a: no task has enough "
+    "scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that ended in an "
+    "infrastructure error are excluded from every score and counted under errors/crash. Models named "
     "scripted:* are reference agents: oracle (the SMT-proven plans, the ceiling), decline (the oracle's reads, no "
     "write, a refusal: its Pass@1 is the suite's refusal share), read-all (every read the request's identifiers "
     "allow, then an answer), noop, random and write-first (floors)."
@@ -268,7 +284,7 @@ def write_report(
     store: RolloutStore,
     out: Path,
     run_ids: list[str] | None = None,
-    k: int = 5,
+    k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
 ) -> dict[str, Path]:
@@ -284,7 +300,9 @@ def _write_files(report: Report, out: Path) -> dict[str, Path]:
     folder = out / "figures"
     rates = {(r.summary.model, r.summary.suite): r.summary.premature_write_rate for r in report.rows}
     made = {
-        "pass_at_k": figures.save(figures.pass_at_k_curves(report.curves), folder, "pass_at_k"),
+        "pass_at_k": figures.save(
+            figures.pass_at_k_curves(report.curves, curve_domains(report.rows)), folder, "pass_at_k"
+        ),
         "failure_categories": figures.save(figures.category_bars(report.categories), folder, "failure_categories"),
         "premature_write": figures.save(figures.premature_write_heatmap(rates), folder, "premature_write"),
     }
@@ -332,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
-    parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")
+    parser.add_argument(
+        "--k", type=int, default=None, help="k for Pass@k and Pass^k (default: the runs' --attempts, the fewest)"
+    )
     parser.add_argument("--out", type=Path, default=Path("results/report"), help="output folder")
     parser.add_argument(
         "--suite",
@@ -353,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     matplotlib.use("Agg")  # the CLI only writes files; a notebook keeps its own (inline) backend
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         print(f"error: --k must be at least 1 (got {args.k})", file=sys.stderr)
         return 2
     if not args.db.exists():

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from graders.intervals import format_estimate
 from graders.metrics import Estimate
 
 Row = TypeVar("Row")
@@ -22,10 +23,8 @@ def percent(value: float) -> str:
 
 
 def ci(estimate: Estimate) -> str:
-    """An estimate in % with the half width of its 95 % interval (n/a for NaN)."""
-    if math.isnan(estimate.value):
-        return "n/a"
-    return f"{100 * estimate.value:.1f} ± {100 * estimate.half_width:.1f}"
+    """An estimate in % with its 95 % interval, as everywhere (:func:`graders.intervals.format_estimate`)."""
+    return format_estimate(estimate)
 
 
 def number(digits: int) -> Callable[[float], str]:

@@ -53,7 +53,7 @@ def test_table_2_row_and_rounds_from_a_manifest(generated: Path) -> None:
     assert table.title == GENERATION_TITLE
     cells = dict(zip(table.header, table.rows[0], strict=True))
     estimate = row.checks_per_case
-    assert cells["checks / case (mean ± 95%)"] == f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+    assert cells["checks / case (mean [95% interval])"] == f"{estimate.value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
     assert (cells["generated"], cells["final"], cells["final / generated (%)"]) == ("12", "6", "50.0")
     assert table.header[-6:] == [
         "final / generated (%)", "awaiting a human", "rejected", "replay failed", "passed by a trivial agent",

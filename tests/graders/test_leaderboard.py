@@ -8,7 +8,17 @@ import math
 import pytest
 
 from graders.analysis import UNREADABLE_CHECK, failed_tool, summarize_runs
-from graders.leaderboard import comparisons, curves, domain_table, leaderboard, leaderboard_table
+from graders.leaderboard import (
+    behaviour_table,
+    comparisons,
+    curves,
+    domain_table,
+    leaderboard,
+    leaderboard_columns,
+    leaderboard_table,
+    overall_rows,
+    overall_table,
+)
 from graders.metrics import compare_paired, pass_at_1
 from mantra_env.errors import MantraError
 from mantra_env.grading import GRADER_VERSION
@@ -46,9 +56,15 @@ def store() -> RolloutStore:
 def table_rows(
     store: RolloutStore, runs: list[str], cases: dict[str, int | None] | None = None
 ) -> list[dict[str, str]]:
+    """Every column of the rows: the scores table and the behaviour table side by side (same rows, same order)."""
     rows = leaderboard(store, runs, 2, cases or {})
-    table = leaderboard_table(rows, 2)
-    return [dict(zip(table.header, row, strict=True)) for row in table.rows]
+    scores, behaviour = leaderboard_table(rows, 2), behaviour_table(rows)
+    assert [row[:2] for row in scores.rows] == [row[:2] for row in behaviour.rows]  # model, suite
+    assert [c.label for c in leaderboard_columns(2)] == scores.header + behaviour.header[2:]
+    return [
+        dict(zip(scores.header + behaviour.header, a + b, strict=True))
+        for a, b in zip(scores.rows, behaviour.rows, strict=True)
+    ]
 
 
 def test_runs_with_equal_hash_and_settings_are_one_row_with_both_run_ids(store: RolloutStore) -> None:
@@ -58,7 +74,7 @@ def test_runs_with_equal_hash_and_settings_are_one_row_with_both_run_ids(store: 
     assert (row["model"], row["suite"], row["runs"]) == ("m", "ops/main", "r1, r2")
     assert row["cases run / in suite"] == "3 / 4 (partial)"
     expected = pass_at_1([(2, 2), (2, 1), (2, 1)])
-    assert row["Pass@1 (%)"].startswith(f"{100 * expected:.1f} ± ")
+    assert row["Pass@1 (%)"].startswith(f"{100 * expected:.1f} [")
     assert row["attempts"] == "6"
 
 
@@ -124,7 +140,7 @@ def test_tokens_and_cost_per_episode_or_n_a(store: RolloutStore) -> None:
     rows = {r["model"]: r for r in table_rows(store, ["r1", "s1"])}
     assert (rows["m"]["tokens / episode"], rows["m"]["cost / episode ($)"]) == ("110", "n/a")
     assert (rows["scripted"]["tokens / episode"], rows["scripted"]["cost / episode ($)"]) == ("n/a", "n/a")
-    priced = leaderboard_table(leaderboard(store, ["r1"], 2, {}, {"m": (3.0, 15.0)}), 2)
+    priced = behaviour_table(leaderboard(store, ["r1"], 2, {}, {"m": (3.0, 15.0)}))
     assert priced.rows[0][priced.header.index("cost / episode ($)")] == "0.0004"
 
 
@@ -139,8 +155,12 @@ def test_pass_hat_k_curve_and_domain_view(store: RolloutStore) -> None:
     table = domain_table(rows)
     assert table.header == ["model", "ops", "shop"]
     ops = pass_at_1([(2, 2), (2, 1), (2, 2)])  # the cases of both ops suites
-    assert table.rows[0][1].startswith(f"{100 * ops:.1f} ± ") and table.rows[0][1].endswith("(3 cases)")
-    assert table.rows[0][2].startswith("50.0 ± ")
+    assert table.rows[0][1].startswith(f"{100 * ops:.1f} [") and table.rows[0][1].endswith("(3 cases)")
+    assert table.rows[0][2].startswith("50.0 [")
+    hat = domain_table(rows, 2)
+    assert hat.title == "Pass^2 (%) by domain" and hat.header == ["model", "ops", "shop"]
+    assert hat.rows[0][1].startswith(f"{100 * (1 + 0 + 1) / 3:.1f} [")  # A and C always pass, B once in two
+    assert hat.rows[0][2].startswith("0.0 [0.0, ") and "Wilson" in hat.rows[0][2]
 
 
 @pytest.mark.parametrize(

@@ -281,7 +281,7 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 # -- the validation funnel of generated suites ------------------------------------------------------------------
 
 FUNNEL_TITLE = GENERATION_TITLE
-FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "not implied by the others",
+FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean [95% interval])", "not implied by the others",
                  "generated", "forward-validated",
                  "backward-validated", "final", "final / generated (%)", "awaiting a human", "rejected",
                  "replay failed", "passed by a trivial agent", "screened out (by reason)"]  # fmt: skip
@@ -289,12 +289,13 @@ FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95
 
 DOMAIN = load_domain("operations")
 _CHECKS = [len(case.checks) for case in find_suite("operations/starter")[1].cases]
-STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} ± {bootstrap_ci([float(n) for n in _CHECKS]).half_width:.2f}"
+_CHECKS_CI = bootstrap_ci([float(n) for n in _CHECKS])
+STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} [{_CHECKS_CI.low:.2f}, {_CHECKS_CI.high:.2f}]"
 _OWN = [  # checks that the case's other checks do not imply (tests/smt/test_implied.py tests the query)
     float(len(case.checks) - len(implied_checks(case.checks, DOMAIN.tool_specs())))
     for case in find_suite("operations/starter")[1].cases
 ]
-STARTER_OWN = f"{sum(_OWN) / len(_OWN):.2f} ± {bootstrap_ci(_OWN).half_width:.2f}"
+STARTER_OWN = f"{sum(_OWN) / len(_OWN):.2f} [{bootstrap_ci(_OWN).low:.2f}, {bootstrap_ci(_OWN).high:.2f}]"
 
 
 def expected_funnel_row(counts: dict[str, int]) -> list[str]:
