@@ -367,8 +367,10 @@ def overall_rows(rows: Sequence[LeaderboardRow], k: int) -> list[OverallRow]:
         for name, metric in metrics.items():
             per_suite = [[metric(*chosen[model, s].summary.task_counts[case]) for case in common[s]] for s in ran]
             tasks = sum(len(values) for values in per_suite)
-            estimate = macro_estimate(per_suite) if not missing else Estimate(math.nan, math.nan, math.nan)
-            estimates[name] = replace(estimate, tasks=tasks, of=of, k=1 if name == "pass_at_1" else k)
+            if missing:  # n/a, and the suites-not-run column says why
+                estimates[name] = Estimate(math.nan, math.nan, math.nan)
+                continue
+            estimates[name] = replace(macro_estimate(per_suite), tasks=tasks, of=of, k=1 if name == "pass_at_1" else k)
         found.append(OverallRow(model, ran, missing, **estimates))
     return found
 

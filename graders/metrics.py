@@ -173,11 +173,15 @@ def pass_hat_k_ci(tasks: Sequence[TaskCounts], k: int) -> Estimate:
 
 def macro_estimate(per_group: Sequence[Sequence[float]], *, seed: int = DEFAULT_SEED) -> Estimate:
     """The mean over groups (suites) of each group's mean over its tasks, with a stratified task bootstrap (tasks
-    resampled within each group); NaN when a group has no task."""
+    resampled within each group); NaN when a group has no task. Where the macro mean is the pooled mean of 0/1
+    tasks (one group, or every task 0 or every task 1) the interval is Wilson's with n = tasks, as for a suite."""
     groups = [np.asarray(values, dtype=float) for values in per_group]
     tasks = sum(int(group.size) for group in groups)
     if not groups or any(group.size == 0 for group in groups):
         return Estimate(math.nan, math.nan, math.nan, tasks=tasks, of=tasks)
+    pooled = np.concatenate(groups)
+    if np.isin(pooled, (0.0, 1.0)).all() and (len(groups) == 1 or pooled.min() == pooled.max()):
+        return wilson_ci(int(pooled.sum()), tasks)
     point = float(np.mean([group.mean() for group in groups]))
     rng = np.random.default_rng(seed)
     means = np.mean([g[rng.integers(0, g.size, size=(DEFAULT_RESAMPLES, g.size))].mean(axis=1) for g in groups], axis=0)

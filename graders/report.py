@@ -36,7 +36,7 @@ import matplotlib
 
 from graders import figures
 from graders.analysis import CategoryCount, Prices, failure_categories, run_k, top_tools_per_category
-from graders.generation import GenerationRow, generation_row, generation_table, rounds_table
+from graders.generation import GenerationRow, generation_row, generation_tables, rounds_table
 from graders.leaderboard import (
     Comparison,
     LeaderboardRow,
@@ -87,7 +87,7 @@ class Report:
         if self.refusals:
             found.append(make_table(REFUSAL_TITLE, REFUSAL_COLUMNS, self.refusals))
         if self.generation:
-            found += [generation_table(self.generation), rounds_table(self.generation)]
+            found += [*generation_tables(self.generation), rounds_table(self.generation)]
         return found
 
 
@@ -195,6 +195,29 @@ def _suites(store: RolloutStore, runs: list[str], suites: Sequence[str]) -> _Sui
     return found
 
 
+def match_prices(prices: Prices, models: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Each ``--price`` applied to the models of the runs it names: a model as the runs store it (the ``--model``
+    each was given: an alias or a litellm model string), or the litellm model string of an alias the runs used
+    (``--price openai/gpt-4o-mini=...`` prices runs of an alias for that model). A price that names no model of the
+    runs is a :class:`MantraError`, never silently ignored."""
+    from agents.models import ModelConfigError, load_models
+
+    try:
+        _, aliases = load_models()
+    except ModelConfigError:  # a broken models file: only the stored names can match
+        aliases = {}
+    matched: dict[str, tuple[float, float]] = {}
+    for name, price in prices.items():
+        targets = [model for model in models if name in (model, getattr(aliases.get(model), "model", None))]
+        if not targets:
+            raise MantraError(
+                f"--price {name}: no run of that model in the report; its models are {', '.join(sorted(models))} "
+                "(name one as the runs store it, or the litellm model string of its alias)"
+            )
+        matched.update(dict.fromkeys(targets, price))
+    return matched
+
+
 def build_report(
     store: RolloutStore,
     run_ids: list[str] | None = None,
@@ -214,6 +237,9 @@ def build_report(
         raise MantraError(f"{store.path} holds no runs yet: run `python -m mantra_env.run` first")
     found = _suites(store, runs, suites)
     k = run_k(store, runs) if k is None else k
+    models = [str(row[0]) for row in store.query("SELECT DISTINCT model FROM runs WHERE run_id IN (SELECT unnest(?))",
+                                                 [runs])]  # fmt: skip
+    prices = match_prices(prices or {}, models)
     rows = leaderboard(store, runs, k, found.case_counts, prices)
     return Report(
         k,
@@ -264,7 +290,8 @@ def render_html(report: Report, pngs: dict[str, Path]) -> str:
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:1280px;color:#222;line-height:1.4}"
         ".table{overflow-x:auto}table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:14px}"
         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:bottom}"
-        "td{white-space:nowrap}th{background:#f3f3f3}.num{text-align:right;font-variant-numeric:tabular-nums}"
+        "th{background:#f3f3f3}"
+        ".num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}"
         "img{max-width:100%;margin:1em 0}",
         "</style></head><body><h1>mantra-env leaderboard</h1>",
         f"<p>{html.escape(NOTES)}</p>",
@@ -368,8 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         dest="prices",
         default=[],
         metavar="MODEL=IN,OUT",
-        help="dollars per million input and output tokens of a model, for the cost column (repeatable; without it "
-        "cost is n/a)",
+        help="dollars per million input and output tokens of a model (as the runs store it, or the litellm model "
+        "string of its alias), for the cost column (repeatable; without it cost is n/a; a model of no run is refused)",
     )
     args = parser.parse_args(argv)
     matplotlib.use("Agg")  # the CLI only writes files; a notebook keeps its own (inline) backend

@@ -103,11 +103,22 @@ def _numeric_columns(table: Table) -> list[bool]:
     return [bool(table.rows) and all(_NUMBER.match(row[i]) for row in table.rows) for i in range(len(table.header))]
 
 
+_BREAK_AFTER = re.compile(r"([/_:-])")
+
+
+def _breakable(value: str) -> str:
+    """``value`` escaped, with a line-break opportunity after each ``/ _ : -``: a model name or a run id (one long
+    word) may then wrap at its parts instead of widening the table past the page."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", html.escape(value))
+
+
 def table_html(table: Table) -> str:
-    cls = [" class='num'" if numeric else "" for numeric in _numeric_columns(table)]
+    numeric = _numeric_columns(table)
+    cls = [" class='num'" if n else "" for n in numeric]
     parts = [f"<h2>{html.escape(table.title)}</h2><div class='table'><table><tr>"]
     parts.append("".join(f"<th{c}>{html.escape(h)}</th>" for c, h in zip(cls, table.header, strict=True)) + "</tr>")
     for row in table.rows:
-        parts.append("<tr>" + "".join(f"<td{c}>{html.escape(v)}</td>" for c, v in zip(cls, row, strict=True)) + "</tr>")
+        cells = (html.escape(v) if n else _breakable(v) for n, v in zip(numeric, row, strict=True))
+        parts.append("<tr>" + "".join(f"<td{c}>{v}</td>" for c, v in zip(cls, cells, strict=True)) + "</tr>")
     parts.append("</table></div>")
     return "\n".join(parts)

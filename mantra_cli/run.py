@@ -172,9 +172,10 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
 
 
 def _estimate(estimate: Any) -> str:
+    """``value [low, high]`` with its coverage, as in the report (:func:`graders.intervals.format_estimate`)."""
     from graders.intervals import format_estimate
 
-    return format_estimate(estimate) + ("" if math.isnan(estimate.value) else " %")
+    return format_estimate(estimate)
 
 
 def _rate(value: float, unit: str) -> str:
@@ -324,11 +325,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
         if progress.skipped:
             print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
-        rows = [("Pass@1", _estimate(summary.pass_at_1))]
+        rows = [("Pass@1 (%)", _estimate(summary.pass_at_1))]
         if summary.k > 1:
             rows += [
-                (f"Pass@{summary.k}", _estimate(summary.pass_at_k)),
-                (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
+                (f"Pass@{summary.k} (%)", _estimate(summary.pass_at_k)),
+                (f"Pass^{summary.k} (%)", _estimate(summary.pass_hat_k)),
             ]
         rows += [
             ("refusal share", _refusal_share(suite, domain, summary.task_counts)),

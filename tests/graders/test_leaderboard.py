@@ -4,6 +4,7 @@ the paired test between two *different* models, ties, tokens and cost, and tool 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -33,13 +34,14 @@ def add_run(
     store: RolloutStore,
     run: str,
     model: str,
-    plan: dict[str, list[list[str]]],
+    plan: Mapping[str, Sequence[list[str] | None]],
     suite: str = "ops/main",
     suite_hash: str | None = "h1",
     settings: dict[str, object] | None = None,
     grader_version: int = GRADER_VERSION,
 ) -> None:
-    """A run of ``model`` whose case ``c`` has attempts ``plan[c]`` (tool sequences)."""
+    """A run of ``model`` whose case ``c`` has attempts ``plan[c]`` (tool sequences; None: an infrastructure
+    error)."""
     stored = dict(SETTINGS if settings is None else settings)
     store.start_run(RunRecord(run_id=run, suite=suite, model=model, agent="a", suite_hash=suite_hash,
                               settings=stored, grader_version=grader_version))  # type: ignore[arg-type]  # fmt: skip
@@ -221,3 +223,36 @@ def test_runs_graded_by_different_grader_versions_are_never_pooled(store: Rollou
     assert comparisons(leaderboard(store, ["new", "old", "other"], 2, {})) == []  # n (grader 1) is not m's rival
     table = domain_table(leaderboard(store, ["new", "old", "other"], 2, {}))
     assert [row[0] for row in table.rows] == ["m", "m (grader 1)", "n (grader 1)"]
+
+
+def test_the_overall_row_is_the_macro_mean_on_tasks_every_model_scored_k_times(store: RolloutStore) -> None:
+    """Issue 34, point 10: one row per model over the suites it ran; n/a (with the suites it missed) unless it ran
+    every compared suite; only tasks that every model of the suite scored at least k times count."""
+    add_run(store, "a1", "a", {"A": [GOOD, GOOD], "B": [GOOD, None]})  # B: one infrastructure error
+    add_run(store, "a2", "a", {"C": [GOOD, FORBIDDEN]}, suite="shop/main", suite_hash="h2")
+    add_run(store, "b1", "b", {"A": [GOOD, FORBIDDEN], "B": [FORBIDDEN, FORBIDDEN]})
+    add_run(store, "b2", "b", {"C": [FORBIDDEN, FORBIDDEN]}, suite="shop/main", suite_hash="h2")
+    add_run(store, "c1", "c", {"A": [GOOD, GOOD], "B": [GOOD, GOOD]})  # ran only ops/main
+    rows = overall_rows(leaderboard(store, ["a1", "a2", "b1", "b2", "c1"], 2, {}), 2)
+    by_model = {row.model: row for row in rows}
+    assert sorted(by_model) == ["a", "b", "c"]
+    a, b, c = by_model["a"], by_model["b"], by_model["c"]
+    assert a.suites == ("ops/main", "shop/main") and a.missing == ()
+    # ops/main: only A counts (a scored B once); shop/main: C. Macro mean of the suites' means:
+    assert a.pass_at_1.value == pytest.approx((1.0 + 0.5) / 2)
+    assert a.pass_hat_k.value == pytest.approx((1.0 + 0.0) / 2)
+    assert b.pass_at_1.value == pytest.approx((0.5 + 0.0) / 2)
+    assert (a.pass_at_1.tasks, a.pass_at_1.of) == (2, 3)  # A and C of A, B and C
+    assert c.missing == ("shop/main",) and math.isnan(c.pass_at_1.value)
+    table = overall_table(rows, 2)
+    assert table.header == ["model", "suites run", "suites not run (n/a)", "Pass@1 (%)", "Pass@2 (%)", "Pass^2 (%)"]
+    assert table.rows[2][:4] == ["c", "ops/main", "shop/main", "n/a"]
+    assert table.rows[0][3].startswith("75.0 [") and table.rows[0][3].endswith(", 2 of 3 tasks")
+
+
+def test_the_paired_test_uses_only_tasks_scored_k_times_by_both_models(store: RolloutStore) -> None:
+    add_run(store, "a", "a", {"A": [GOOD, GOOD], "B": [GOOD, None], "C": [GOOD, GOOD]})
+    add_run(store, "b", "b", {"A": [FORBIDDEN, FORBIDDEN], "B": [FORBIDDEN, FORBIDDEN], "C": [GOOD, FORBIDDEN]})
+    (found,) = comparisons(leaderboard(store, ["a", "b"], 2, {}))
+    assert found.result.tasks == 2  # A and C; B has one scored attempt for a
+    assert found.result == compare_paired([(2, 2), (2, 2)], [(2, 0), (2, 1)])

@@ -173,6 +173,33 @@ def test_price_gives_the_cost_column(db: Path, tmp_path: Path) -> None:
     assert "| 110 | 0.0004 |" in markdown and "| 110 | n/a |" in markdown
 
 
+def test_price_by_the_litellm_model_string_of_the_alias_the_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34, point 10: a run stores the alias it was given (``mini``); ``--price`` with the alias's litellm
+    model string was silently ignored (cost n/a)."""
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  mini:\n    model: openai/gpt-4o-mini\n", encoding="utf-8")
+    monkeypatch.setenv("MANTRA_MODELS_FILE", str(models))
+    path = tmp_path / "db.duckdb"
+    with RolloutStore(path) as store:
+        store.start_run(RunRecord(run_id="r", suite="ops", model="mini", agent="strands"))
+        store.record_episode(episode("A", 0, GOOD, run="r"))
+    out = tmp_path / "report"
+    assert main(["--db", str(path), "--out", str(out), "--price", "openai/gpt-4o-mini=3,15"]) == 0
+    assert "| 110 | 0.0004 |" in (out / "report.md").read_text()
+
+
+def test_a_price_for_a_model_of_no_run_is_refused_in_one_line(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(db), "--out", str(tmp_path / "report"), "--price", "openai/gpt-4o=2.5,10"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --price openai/gpt-4o: no run of that model in the report; its models are strong")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "report").exists()  # refused before anything is written
+
+
 @pytest.mark.parametrize("price", ["strong", "strong=3", "=1,2", "strong=a,b", "strong=-1,2"])
 def test_a_malformed_price_is_a_clear_error(
     db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], price: str
