@@ -102,10 +102,6 @@ class Estimate:
     k: int = 1
     """Scored attempts a task needs to count (k of Pass@k and Pass^k; 1 for Pass@1 and plain means)."""
 
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
 
 def bootstrap_ci(
     per_task: Sequence[float],
