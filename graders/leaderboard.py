@@ -245,14 +245,9 @@ COMPARISON_COLUMNS: list[Column[Comparison]] = [
     Column("first", lambda c: c.first.summary.model),
     Column("second", lambda c: c.second.summary.model),
     Column(
-        "Pass@1 difference (points)",
-        lambda c: c.result.difference.value,
-        lambda v: "n/a" if math.isnan(v) else f"{100 * v:+.1f}",
-    ),
-    Column(
-        "95% interval",
+        "Pass@1 difference (points) [95% interval]",
         lambda c: c.result.difference,
-        lambda d: "n/a" if math.isnan(d.value) else f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+        lambda d: format_estimate(d, signed=True),
     ),
     Column("p-value", lambda c: c.result.p_value, lambda p: "n/a" if math.isnan(p) else f"{p:.3g}"),
     Column("tasks", lambda c: c.result.tasks),

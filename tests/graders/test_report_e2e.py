@@ -268,7 +268,7 @@ def test_paired_comparison_equals_compare_paired(
         a, b = ({c: (n, p) for c, n, p, _ in store.task_counts(summaries[model].run_id)} for model in (first, second))
     comparison = compare_paired([a[c] for c in sorted(a)], [b[c] for c in sorted(a)])
     d = comparison.difference
-    assert row[3:] == [f"{100 * d.value:+.1f}", f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+    assert row[3:] == [f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
                        f"{comparison.p_value:.3g}", str(comparison.tasks), comparison.method,
                        "first is ahead (p < 0.05); tied with second: scripted:random, "
                        "scripted:write-first"]  # fmt: skip
