@@ -13,7 +13,7 @@ import pytest
 
 from graders import figures
 from graders.leaderboard import curve_domains
-from graders.report import build_report, main
+from graders.report import Report, build_report, main
 from mantra_env.store import RolloutStore
 from tests.browser import browser, page, screenshot  # noqa: F401 - fixtures
 
@@ -49,9 +49,15 @@ def report(db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "report.html"
 
 
-def test_no_table_is_wider_than_twelve_columns_and_the_overall_row_has_every_model(db: Path) -> None:
+@pytest.fixture(scope="module")
+def built(db: Path) -> Report:
     with RolloutStore(db, read_only=True) as store:
-        found = build_report(store)
+        return build_report(store)  # the shipped retail and airline suites' Table 2 rows take seconds
+
+
+@pytest.mark.slow
+def test_no_table_is_wider_than_twelve_columns_and_the_overall_row_has_every_model(built: Report) -> None:
+    found = built
     assert found.k == 3  # the runs' --attempts
     tables = found.tables()
     widest = max(tables, key=lambda table: len(table.header))
@@ -63,10 +69,10 @@ def test_no_table_is_wider_than_twelve_columns_and_the_overall_row_has_every_mod
     assert all(row[-1].endswith(", 23 of 24 tasks") for row in overall.rows)
 
 
-def test_the_pass_at_k_figure_has_a_column_of_panels_per_domain(db: Path) -> None:
+@pytest.mark.slow
+def test_the_pass_at_k_figure_has_a_column_of_panels_per_domain(built: Report) -> None:
     matplotlib.use("Agg")
-    with RolloutStore(db, read_only=True) as store:
-        found = build_report(store)
+    found = built
     figure = figures.pass_at_k_curves(found.curves, curve_domains(found.rows))
     titles = [axes.get_title() for axes in figure.axes]
     assert titles == ["airline: Pass@k (any of k)", "retail: Pass@k (any of k)",
