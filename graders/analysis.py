@@ -5,6 +5,7 @@ Everything here reads the store's ``v_*`` views; nothing is recomputed from trac
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -76,6 +77,20 @@ def pooled_task_counts(store: RolloutStore, run_ids: Sequence[str]) -> dict[str,
             before = pooled.get(case_id, (0, 0))
             pooled[case_id] = (before[0] + n, before[1] + passed)
     return dict(sorted(pooled.items()))
+
+
+def run_k(store: RolloutStore, run_ids: Sequence[str]) -> int:
+    """The k of Pass@k and Pass^k for these runs, the one rule the run summary, the report and the notebooks share:
+    the attempts each run was given (``--attempts``), the fewest of them so that every run can reach k; a run stored
+    before runs recorded their settings counts with the most attempts of one of its cases. At least 1."""
+    rows = store.query("SELECT run_id, settings FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)])
+    found = []
+    for run_id, settings in rows:
+        attempts = json.loads(settings).get("attempts") if settings else None
+        if not isinstance(attempts, int):
+            attempts = max((n + e for _, n, _, e in store.task_counts(str(run_id))), default=1)
+        found.append(attempts)
+    return max(1, min(found, default=1))
 
 
 def summarize_run(store: RolloutStore, run_id: str, k: int = 5) -> RunSummary:

@@ -40,33 +40,49 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":")
 
 
-def pass_at_k_curves(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> Figure:
-    """One panel per metric (``{"Pass@k": {label: values}, "Pass^k": ...}``), one line per label (model @ suite):
-    the metric in % for k = 1, 2, ... (NaN points are left out).
+def pass_at_k_curves(
+    curves: Mapping[str, Mapping[str, Sequence[float]]], domains: Mapping[str, str] | None = None
+) -> Figure:
+    """One row of panels per metric (``{"Pass@k": {label: values}, "Pass^k": ...}``) and one column per domain
+    (``domains``: label → domain; without it one column), one line per label (model @ suite) in its domain's
+    panel: the metric in % for k = 1, 2, ... (NaN points are left out). Faceting by domain keeps each panel to the
+    few models of one domain instead of every model and suite on top of each other.
 
     Models with equal curves (scripted baselines all at 0 %) would hide each other, so every line gets its own
-    hollow marker, shrinking from the first line to the last, and its own dash pattern; the legend sits below the
-    axes so it never covers a curve.
+    hollow marker, shrinking from the first line to the last, and its own dash pattern; each panel's legend sits
+    below it so it never covers a curve.
     """
-    figure, panels = plt.subplots(1, len(curves), figsize=(5.2 * len(curves), 4.8), layout="constrained", squeeze=False)
-    for axes, (metric, lines) in zip(panels[0], curves.items(), strict=True):
-        for position, (label, values) in enumerate(sorted(lines.items())):
-            points = [(k, 100 * v) for k, v in enumerate(values, start=1) if not math.isnan(v)]
-            if points:
-                axes.plot(*zip(*points, strict=True), label=label, marker=MARKERS[position % len(MARKERS)],
-                          markersize=max(4.0, 11.0 - 2.0 * position), markerfacecolor="none", markeredgewidth=1.5,
-                          linestyle=LINESTYLES[position % len(LINESTYLES)], clip_on=False)  # fmt: skip
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axes.set_xlabel("k (attempts)")
-        axes.set_ylabel(f"{metric} (%)")
-        axes.set_ylim(-2, 102)  # lines at 0 % and 100 % stay visible
-        axes.set_yticks(range(0, 101, 20))
-        axes.set_title(f"{metric} by model" + (" (all k attempts pass)" if metric == "Pass^k" else " (any of k)"))
-        axes.grid(alpha=0.3)
-    first = panels[0][0]
-    if first.lines:
-        labels = len(first.lines)
-        figure.legend(handles=first.lines, fontsize="small", loc="outside lower center", ncols=2 if labels > 3 else 1)
+    labels = sorted({label for lines in curves.values() for label in lines})
+    of = {label: (domains or {}).get(label, "") for label in labels}
+    facets = sorted(set(of.values())) or [""]
+    figure, panels = plt.subplots(
+        len(curves) or 1,
+        len(facets),
+        figsize=(max(5.2 * len(facets), 6.4), 5.2 * max(len(curves), 1)),
+        layout="constrained",
+        squeeze=False,
+    )
+    for row, (metric, lines) in enumerate(curves.items()):
+        for column, domain in enumerate(facets):
+            axes = panels[row][column]
+            chosen = sorted((label, values) for label, values in lines.items() if of[label] == domain)
+            for position, (label, values) in enumerate(chosen):
+                points = [(k, 100 * v) for k, v in enumerate(values, start=1) if not math.isnan(v)]
+                if points:
+                    axes.plot(*zip(*points, strict=True), label=label, marker=MARKERS[position % len(MARKERS)],
+                              markersize=max(4.0, 11.0 - 2.0 * position), markerfacecolor="none",
+                              markeredgewidth=1.5, linestyle=LINESTYLES[position % len(LINESTYLES)],
+                              clip_on=False)  # fmt: skip
+            axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+            axes.set_xlabel("k (attempts)")
+            axes.set_ylabel(f"{metric} (%)")
+            axes.set_ylim(-2, 102)  # lines at 0 % and 100 % stay visible
+            axes.set_yticks(range(0, 101, 20))
+            kind = " (all k attempts pass)" if metric == "Pass^k" else " (any of k)"
+            axes.set_title((f"{domain}: " if domain else "") + metric + kind, fontsize="medium")
+            axes.grid(alpha=0.3)
+            if axes.lines:
+                axes.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=1)
     return figure
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graders.intervals import format_estimate
 from graders.metrics import Estimate, bootstrap_ci
 from graders.table import Column, Table, count, make_table, percent
 from mantra_env.case import Case, Suite
@@ -107,7 +108,7 @@ def _final(cases: Sequence[Case]) -> list[Case]:
 
 
 def _mean_ci(estimate: Estimate) -> str:
-    return "n/a" if math.isnan(estimate.value) else f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+    return format_estimate(estimate, scale=1, digits=2)
 
 
 def _stage(position: int) -> Column[GenerationRow]:
@@ -129,7 +130,7 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("suite", lambda row: row.suite),
     Column("words", lambda row: row.words, count),
     Column("tools", lambda row: row.tools, count),
-    Column("checks / case (mean ± 95%)", lambda row: row.checks_per_case, _mean_ci),
+    Column("checks / case (mean [95% interval])", lambda row: row.checks_per_case, _mean_ci),
     Column("not implied by the others", lambda row: row.independent_checks_per_case, _mean_ci),
     *(_stage(position) for position in range(len(STAGES))),
     Column("final / generated (%)", lambda row: row.final_share, percent),
@@ -137,11 +138,19 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("screened out (by reason)", _screening),
 ]
 
-GENERATION_TITLE = "Generated suites (paper Table 2: input size, checks per case, cases kept by each stage)"
+GENERATION_TITLES = (
+    "Generated suites (paper Table 2): input size and checks per case",
+    "Generated suites (paper Table 2): cases kept by each stage",
+)
+_SIZE_COLUMNS = 6  # domain, suite, words, tools and the two checks-per-case columns; the stages follow
 
 
-def generation_table(rows: Sequence[GenerationRow]) -> Table:
-    return make_table(GENERATION_TITLE, GENERATION_COLUMNS, rows)
+def generation_tables(rows: Sequence[GenerationRow]) -> list[Table]:
+    """The paper's Table 2 as two tables that each fit a 1280 px page: input size and checks per case (with the
+    screened-out cases), then the cases kept by each stage; both start with domain and suite."""
+    size = [*GENERATION_COLUMNS[:_SIZE_COLUMNS], GENERATION_COLUMNS[-1]]
+    stages = [*GENERATION_COLUMNS[:2], *GENERATION_COLUMNS[_SIZE_COLUMNS:-1]]
+    return [make_table(title, columns, rows) for title, columns in zip(GENERATION_TITLES, (size, stages), strict=True)]
 
 
 def rounds_table(rows: Sequence[GenerationRow]) -> Table:

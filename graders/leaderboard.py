@@ -1,18 +1,33 @@
 """The leaderboard: one row per model and suite, runs pooled only when they ran the same suite content with the
-same settings, with its columns defined once (:func:`leaderboard_columns`), the paired test between the top two
-different models of each suite, Pass@k / Pass^k curves over k and a per-domain view."""
+same settings, with its columns defined once (:func:`leaderboard_columns`, shown as a scores table and a behaviour
+table so that each fits a 1280 px page), one overall row per model across the suites (:func:`overall_rows`), the
+paired test between the top two different models of each suite, Pass@k / Pass^k curves over k and per-domain
+views of Pass@1 and Pass^k."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 
 from graders.analysis import Prices, RunSummary, summarize_runs
-from graders.metrics import Estimate, PairedComparison, compare_paired, pass_at_1_ci, pass_at_k, pass_hat_k
-from graders.table import Column, Table, ci, make_table, number, percent
+from graders.intervals import format_estimate
+from graders.metrics import (
+    Estimate,
+    PairedComparison,
+    TaskCounts,
+    compare_paired,
+    macro_estimate,
+    pass_at_1_ci,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_ci,
+    task_pass_at_k,
+    task_pass_hat_k,
+)
+from graders.table import Column, Table, make_table, number, percent
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore
 
@@ -116,21 +131,29 @@ def leaderboard(
     )
 
 
-def leaderboard_columns(k: int) -> list[Column[LeaderboardRow]]:
-    """The leaderboard's columns; at k = 1 Pass@k and Pass^k are Pass@1 and are not repeated."""
+def score_columns(k: int) -> list[Column[LeaderboardRow]]:
+    """The leaderboard's score columns; at k = 1 Pass@k and Pass^k are Pass@1 and are not repeated."""
     at_k: list[Column[LeaderboardRow]] = [
-        Column(f"Pass@{k} (%)", lambda r: r.summary.pass_at_k, ci),
-        Column(f"Pass^{k} (%)", lambda r: r.summary.pass_hat_k, ci),
+        Column(f"Pass@{k} (%)", lambda r: r.summary.pass_at_k, format_estimate),
+        Column(f"Pass^{k} (%)", lambda r: r.summary.pass_hat_k, format_estimate),
     ]
     return [
         Column("model", lambda r: r.summary.model),
         Column("suite", lambda r: r.summary.suite),
-        Column("runs", lambda r: r.summary.run_id),
         Column("cases run / in suite", lambda r: r.coverage),
         Column("attempts", lambda r: r.summary.attempts),
         Column("errors", lambda r: r.summary.errors),
-        Column("Pass@1 (%)", lambda r: r.summary.pass_at_1, ci),
+        Column("Pass@1 (%)", lambda r: r.summary.pass_at_1, format_estimate),
         *(at_k if k > 1 else []),
+    ]
+
+
+def behaviour_columns() -> list[Column[LeaderboardRow]]:
+    """The leaderboard's behaviour columns (the same rows as :func:`score_columns`, in the same order)."""
+    return [
+        Column("model", lambda r: r.summary.model),
+        Column("suite", lambda r: r.summary.suite),
+        Column("runs", lambda r: r.summary.run_id),
         Column("grader", lambda r: r.grader),
         Column("unrequested write (%)", lambda r: r.unrequested_writes),
         Column("premature write (%)", lambda r: r.summary.premature_write_rate, percent),
@@ -143,8 +166,24 @@ def leaderboard_columns(k: int) -> list[Column[LeaderboardRow]]:
     ]
 
 
+def leaderboard_columns(k: int) -> list[Column[LeaderboardRow]]:
+    """Every column of a leaderboard row (scores, then behaviour, each once)."""
+    scores = score_columns(k)
+    return scores + [column for column in behaviour_columns() if column.label not in {c.label for c in scores}]
+
+
+LEADERBOARD_TITLE = "Leaderboard"
+BEHAVIOUR_TITLE = "Leaderboard: behaviour, errors and cost"
+
+
 def leaderboard_table(rows: Sequence[LeaderboardRow], k: int) -> Table:
-    return make_table("Leaderboard", leaderboard_columns(k), rows)
+    """The scores of each model and suite (a table narrow enough for a 1280 px page)."""
+    return make_table(LEADERBOARD_TITLE, score_columns(k), rows)
+
+
+def behaviour_table(rows: Sequence[LeaderboardRow]) -> Table:
+    """The behaviour, grading and cost of the same rows as :func:`leaderboard_table`."""
+    return make_table(BEHAVIOUR_TITLE, behaviour_columns(), rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +228,8 @@ def comparisons(rows: Sequence[LeaderboardRow]) -> list[Comparison]:
         if second is None:
             continue
         a, b = first.summary.task_counts, second.summary.task_counts
-        shared = sorted(set(a) & set(b))
+        k = min(first.summary.k, second.summary.k)  # only tasks scored at least k times for both models
+        shared = sorted(c for c in set(a) & set(b) if a[c][0] >= k and b[c][0] >= k)
         result = compare_paired([a[c] for c in shared], [b[c] for c in shared])
         value = second.summary.pass_at_1.value
         tied = {row.summary.model for row in group if row.summary.pass_at_1.value == value} - {
@@ -205,14 +245,9 @@ COMPARISON_COLUMNS: list[Column[Comparison]] = [
     Column("first", lambda c: c.first.summary.model),
     Column("second", lambda c: c.second.summary.model),
     Column(
-        "Pass@1 difference (points)",
-        lambda c: c.result.difference.value,
-        lambda v: "n/a" if math.isnan(v) else f"{100 * v:+.1f}",
-    ),
-    Column(
-        "95% interval",
+        "Pass@1 difference (points) [95% interval]",
         lambda c: c.result.difference,
-        lambda d: "n/a" if math.isnan(d.value) else f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+        lambda d: format_estimate(d, signed=True),
     ),
     Column("p-value", lambda c: c.result.p_value, lambda p: "n/a" if math.isnan(p) else f"{p:.3g}"),
     Column("tasks", lambda c: c.result.tasks),
@@ -227,38 +262,134 @@ def comparison_table(found: Sequence[Comparison]) -> Table:
     return make_table(COMPARISON_TITLE, COMPARISON_COLUMNS, found)
 
 
+def curve_label(row: LeaderboardRow, rows: Sequence[LeaderboardRow]) -> str:
+    """The row's series name in the curves: model @ suite, with its runs when another row has the same name."""
+    return row.label if sum(r.label == row.label for r in rows) == 1 else f"{row.label} ({row.summary.run_id})"
+
+
 def curves(rows: Sequence[LeaderboardRow]) -> dict[str, dict[str, list[float]]]:
-    """``{"Pass@k": {label: [k = 1, 2, ...]}, "Pass^k": {...}}`` up to the most scored attempts of a case."""
+    """``{"Pass@k": {label: [k = 1, 2, ...]}, "Pass^k": {...}}`` up to the most scored attempts of a case; the
+    value at k is over the tasks scored at least k times (see :mod:`graders.metrics`)."""
     found: dict[str, dict[str, list[float]]] = {"Pass@k": {}, "Pass^k": {}}
     for row in rows:
         tasks = [t for t in row.summary.task_counts.values() if t[0] > 0]
         most = max((n for n, _ in tasks), default=0)
-        label = row.label if sum(r.label == row.label for r in rows) == 1 else f"{row.label} ({row.summary.run_id})"
+        label = curve_label(row, rows)
         found["Pass@k"][label] = [pass_at_k(tasks, j) for j in range(1, most + 1)]
         found["Pass^k"][label] = [pass_hat_k(tasks, j) for j in range(1, most + 1)]
     return found
 
 
-def domain_table(rows: Sequence[LeaderboardRow]) -> Table:
-    """Pass@1 (%) per model and domain over the cases of all the domain's rows (a case counted once per row); a
-    model's rows graded by an older grader version are a line of their own (``MODEL (grader 1)``), never pooled."""
+def curve_domains(rows: Sequence[LeaderboardRow]) -> dict[str, str]:
+    """Each curve's domain (the facet of the Pass@k figure it is drawn in)."""
+    return {curve_label(row, rows): row.domain for row in rows}
+
+
+def _model(row: LeaderboardRow) -> str:
+    """The model's name, with its grader version when older: rows of different graders are never combined."""
+    version = row.summary.grader_version
+    return row.summary.model if version == GRADER_VERSION else f"{row.summary.model} (grader {version})"
+
+
+def domain_table(rows: Sequence[LeaderboardRow], k: int = 1) -> Table:
+    """Pass@1 (k = 1) or Pass^k (%) per model and domain over the cases of all the domain's rows (a case counted
+    once per row); a model's rows graded by an older grader version are a line of their own (``MODEL (grader
+    1)``), never pooled."""
     domains = sorted({row.domain for row in rows})
-
-    def model(row: LeaderboardRow) -> str:
-        version = row.summary.grader_version
-        return row.summary.model if version == GRADER_VERSION else f"{row.summary.model} (grader {version})"
-
-    models = sorted({model(row) for row in rows})
-    per_task: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    models = sorted({_model(row) for row in rows})
+    per_task: dict[tuple[str, str], list[TaskCounts]] = {}
     for row in rows:
-        per_task.setdefault((model(row), row.domain), []).extend(
-            t for t in row.summary.task_counts.values() if t[0] > 0
-        )
+        per_task.setdefault((_model(row), row.domain), []).extend(row.summary.task_counts.values())
 
     def cell(model: str, *, domain: str) -> str:
         tasks = per_task.get((model, domain))
-        return "" if tasks is None else f"{ci(pass_at_1_ci(tasks))} ({len(tasks)} cases)"
+        if tasks is None:
+            return ""
+        estimate = pass_at_1_ci(tasks) if k == 1 else pass_hat_k_ci(tasks, k)
+        shown = format_estimate(estimate)
+        return shown if estimate.tasks < estimate.of else f"{shown} ({len(tasks)} cases)"
 
     columns: list[Column[str]] = [Column("model", lambda m: m)]
     columns += [Column(domain, partial(cell, domain=domain)) for domain in domains]
-    return make_table("Pass@1 (%) by domain", columns, models)
+    return make_table(f"{'Pass@1' if k == 1 else f'Pass^{k}'} (%) by domain", columns, models)
+
+
+@dataclass(frozen=True, slots=True)
+class OverallRow:
+    """A model across suites: the macro mean (each suite weighs the same) of its per-suite scores over the tasks
+    that every model which ran the suite scored at least k times; n/a unless it ran every compared suite."""
+
+    model: str
+    suites: tuple[str, ...]
+    missing: tuple[str, ...]
+    pass_at_1: Estimate
+    pass_at_k: Estimate
+    pass_hat_k: Estimate
+
+
+def _chosen_rows(rows: Sequence[LeaderboardRow]) -> dict[tuple[str, str], LeaderboardRow]:
+    """Per (model, suite), the row with the most scored episodes (rows a pool key kept apart are not mixed)."""
+    chosen: dict[tuple[str, str], LeaderboardRow] = {}
+    for row in rows:
+        key = (_model(row), row.summary.suite)
+        if key not in chosen or row.summary.scored > chosen[key].summary.scored:
+            chosen[key] = row
+    return chosen
+
+
+def overall_rows(rows: Sequence[LeaderboardRow], k: int) -> list[OverallRow]:
+    """One row per model over every suite of ``rows``: only tasks scored at least ``k`` times by every model that
+    ran the suite count, so the models are compared on the same tasks (the coverage says how many)."""
+    chosen = _chosen_rows(rows)
+    suites = sorted({suite for _, suite in chosen})
+    models = sorted({model for model, _ in chosen})
+    common: dict[str, list[str]] = {}
+    for suite in suites:
+        counts = [row.summary.task_counts for (_, s), row in chosen.items() if s == suite]
+        every = set.intersection(*(set(c) for c in counts))
+        common[suite] = sorted(case for case in every if all(c[case][0] >= k for c in counts))
+    metrics: dict[str, Callable[[int, int], float]] = {
+        "pass_at_1": lambda n, a: a / n,
+        "pass_at_k": lambda n, a: task_pass_at_k(n, a, k),
+        "pass_hat_k": lambda n, a: task_pass_hat_k(n, a, k),
+    }
+    found = []
+    for model in models:
+        ran = tuple(suite for suite in suites if (model, suite) in chosen)
+        missing = tuple(suite for suite in suites if suite not in ran)
+        of = sum(len(chosen[model, suite].summary.task_counts) for suite in ran)
+        estimates: dict[str, Estimate] = {}
+        for name, metric in metrics.items():
+            per_suite = [[metric(*chosen[model, s].summary.task_counts[case]) for case in common[s]] for s in ran]
+            tasks = sum(len(values) for values in per_suite)
+            if missing:  # n/a, and the suites-not-run column says why
+                estimates[name] = Estimate(math.nan, math.nan, math.nan)
+                continue
+            estimates[name] = replace(macro_estimate(per_suite), tasks=tasks, of=of, k=1 if name == "pass_at_1" else k)
+        found.append(OverallRow(model, ran, missing, **estimates))
+    return found
+
+
+def _missing(row: OverallRow) -> str:
+    return "none" if not row.missing else ", ".join(row.missing)
+
+
+def overall_columns(k: int) -> list[Column[OverallRow]]:
+    at_k: list[Column[OverallRow]] = [
+        Column(f"Pass@{k} (%)", lambda r: r.pass_at_k, format_estimate),
+        Column(f"Pass^{k} (%)", lambda r: r.pass_hat_k, format_estimate),
+    ]
+    return [
+        Column("model", lambda r: r.model),
+        Column("suites run", lambda r: ", ".join(r.suites)),
+        Column("suites not run (n/a)", _missing),
+        Column("Pass@1 (%)", lambda r: r.pass_at_1, format_estimate),
+        *(at_k if k > 1 else []),
+    ]
+
+
+OVERALL_TITLE = "Overall per model (macro mean over the suites; tasks every model scored at least k times)"
+
+
+def overall_table(found: Sequence[OverallRow], k: int) -> Table:
+    return make_table(OVERALL_TITLE, overall_columns(k), found)

@@ -1,11 +1,15 @@
-"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k 5] [--suite PATH ...] --out DIR``
+"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k K] [--suite PATH ...] --out DIR``
 
 Writes ``report.md`` and a self-contained ``report.html`` (tables, figures embedded as PNG), and every figure
 as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:`graders.analysis`).
 
-The leaderboard has one row per model and suite (runs pooled only when their suite hash and settings agree, see
-:mod:`graders.leaderboard`), with the run ids and the cases run out of the suite's, a per-domain view, Pass@k and
-Pass^k curves over k, tokens and cost per episode (``--price``), and the paired test of the top two different models.
+k defaults to the runs' ``--attempts`` (the fewest of them: :func:`graders.analysis.run_k`). One overall row per
+model (macro mean over the suites it ran; n/a unless it ran them all), then the leaderboard: one row per model and
+suite (runs pooled only when their suite hash and settings agree, see :mod:`graders.leaderboard`) with the cases
+run out of the suite's, split into a scores table and a behaviour table (run ids, grader, rates, tokens and cost per
+episode with ``--price``); Pass@1 and Pass^k per domain, Pass@k and Pass^k curves over k faceted by domain, and the
+paired test of the top two different models. Every interval is ``value [low, high]``
+(:func:`graders.intervals.format_estimate`).
 
 When a suite's ``manifest.json`` holds generation records (``stage_counts`` with ``generated``,
 ``forward_validated``, ``backward_validated`` and ``final``, and where the others went: ``awaiting_human``,
@@ -31,17 +35,21 @@ from pathlib import Path
 import matplotlib
 
 from graders import figures
-from graders.analysis import CategoryCount, Prices, failure_categories, top_tools_per_category
-from graders.generation import GenerationRow, generation_row, generation_table, rounds_table
+from graders.analysis import CategoryCount, Prices, failure_categories, run_k, top_tools_per_category
+from graders.generation import GenerationRow, generation_row, generation_tables, rounds_table
 from graders.leaderboard import (
     Comparison,
     LeaderboardRow,
+    behaviour_table,
     comparison_table,
     comparisons,
+    curve_domains,
     curves,
     domain_table,
     leaderboard,
     leaderboard_table,
+    overall_rows,
+    overall_table,
 )
 from graders.refusals import RefusalShare, refusal_share
 from graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
@@ -69,7 +77,9 @@ class Report:
 
     def tables(self) -> list[Table]:
         """Every table of the report, in order (the notebooks display the same objects)."""
-        found = [leaderboard_table(self.rows, self.k), domain_table(self.rows)]
+        found = [overall_table(overall_rows(self.rows, self.k), self.k), leaderboard_table(self.rows, self.k)]
+        found += [domain_table(self.rows), *([domain_table(self.rows, self.k)] if self.k > 1 else [])]
+        found.append(behaviour_table(self.rows))
         found.append(make_table("Failure categories", CATEGORY_COLUMNS, self.categories))
         found.append(make_table("Top tools per failure category", TOOL_COLUMNS, self.top_tools))
         if self.comparisons:
@@ -77,7 +87,7 @@ class Report:
         if self.refusals:
             found.append(make_table(REFUSAL_TITLE, REFUSAL_COLUMNS, self.refusals))
         if self.generation:
-            found += [generation_table(self.generation), rounds_table(self.generation)]
+            found += [*generation_tables(self.generation), rounds_table(self.generation)]
         return found
 
 
@@ -185,14 +195,38 @@ def _suites(store: RolloutStore, runs: list[str], suites: Sequence[str]) -> _Sui
     return found
 
 
+def match_prices(prices: Prices, models: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Each ``--price`` applied to the models of the runs it names: a model as the runs store it (the ``--model``
+    each was given: an alias or a litellm model string), or the litellm model string of an alias the runs used
+    (``--price openai/gpt-4o-mini=...`` prices runs of an alias for that model). A price that names no model of the
+    runs is a :class:`MantraError`, never silently ignored."""
+    from agents.models import ModelConfigError, load_models
+
+    try:
+        _, aliases = load_models()
+    except ModelConfigError:  # a broken models file: only the stored names can match
+        aliases = {}
+    matched: dict[str, tuple[float, float]] = {}
+    for name, price in prices.items():
+        targets = [model for model in models if name in (model, getattr(aliases.get(model), "model", None))]
+        if not targets:
+            raise MantraError(
+                f"--price {name}: no run of that model in the report; its models are {', '.join(sorted(models))} "
+                "(name one as the runs store it, or the litellm model string of its alias)"
+            )
+        matched.update(dict.fromkeys(targets, price))
+    return matched
+
+
 def build_report(
     store: RolloutStore,
     run_ids: list[str] | None = None,
-    k: int = 5,
+    k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
 ) -> Report:
-    """Gather every table and series of the report from the store (and the suites' manifests and cases)."""
+    """Gather every table and series of the report from the store (and the suites' manifests and cases); ``k``
+    defaults to the runs' attempts (:func:`graders.analysis.run_k`)."""
     all_runs = [str(r[0]) for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
     if run_ids:
         missing = sorted(set(run_ids) - set(all_runs))
@@ -202,6 +236,10 @@ def build_report(
     if not runs:
         raise MantraError(f"{store.path} holds no runs yet: run `python -m mantra_env.run` first")
     found = _suites(store, runs, suites)
+    k = run_k(store, runs) if k is None else k
+    models = [str(row[0]) for row in store.query("SELECT DISTINCT model FROM runs WHERE run_id IN (SELECT unnest(?))",
+                                                 [runs])]  # fmt: skip
+    prices = match_prices(prices or {}, models)
     rows = leaderboard(store, runs, k, found.case_counts, prices)
     return Report(
         k,
@@ -222,9 +260,13 @@ NOTES = (
     "when every check passes and it made no unrequested write (grader 2: an accepted write the case never asks "
     "for); runs of grader 1 were graded on the checks alone and show 'not graded for writes', as do cases without a "
     "stored oracle plan. Pass@1, Pass@k and Pass^k are means over tasks with the unbiased "
-    "estimators of the MANTRA paper; ± is the half width of a 95 % percentile bootstrap interval over tasks. n/a: a "
-    "task has fewer than k scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that "
-    "ended in an infrastructure error are excluded from every score and counted under errors/crash. Models named "
+    "estimators of the MANTRA paper, over the tasks with at least k scored attempts (Pass@1: one); 'n of N tasks' "
+    "says when some had fewer, and leaving them out may bias a score upward (errors often hit the hard tasks). "
+    "[low, high] is a 95 % interval: a bootstrap over tasks, or a Wilson interval (marked Wilson, n = tasks) when "
+    "every task scored 0 or 1. The overall row is the mean over the suites (each weighs the same) on the tasks "
+    "every model scored at least k times, n/a for a model that did not run every suite. n/a: no task has enough "
+    "scored attempts, or (tokens, cost) the usage or price is not recorded. Episodes that ended in an "
+    "infrastructure error are excluded from every score and counted under errors/crash. Models named "
     "scripted:* are reference agents: oracle (the SMT-proven plans, the ceiling), decline (the oracle's reads, no "
     "write, a refusal: its Pass@1 is the suite's refusal share), read-all (every read the request's identifiers "
     "allow, then an answer), noop, random and write-first (floors)."
@@ -248,7 +290,8 @@ def render_html(report: Report, pngs: dict[str, Path]) -> str:
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:1280px;color:#222;line-height:1.4}"
         ".table{overflow-x:auto}table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:14px}"
         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:bottom}"
-        "td{white-space:nowrap}th{background:#f3f3f3}.num{text-align:right;font-variant-numeric:tabular-nums}"
+        "th{background:#f3f3f3}"
+        ".num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}"
         "img{max-width:100%;margin:1em 0}",
         "</style></head><body><h1>mantra-env leaderboard</h1>",
         f"<p>{html.escape(NOTES)}</p>",
@@ -268,7 +311,7 @@ def write_report(
     store: RolloutStore,
     out: Path,
     run_ids: list[str] | None = None,
-    k: int = 5,
+    k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
 ) -> dict[str, Path]:
@@ -284,7 +327,9 @@ def _write_files(report: Report, out: Path) -> dict[str, Path]:
     folder = out / "figures"
     rates = {(r.summary.model, r.summary.suite): r.summary.premature_write_rate for r in report.rows}
     made = {
-        "pass_at_k": figures.save(figures.pass_at_k_curves(report.curves), folder, "pass_at_k"),
+        "pass_at_k": figures.save(
+            figures.pass_at_k_curves(report.curves, curve_domains(report.rows)), folder, "pass_at_k"
+        ),
         "failure_categories": figures.save(figures.category_bars(report.categories), folder, "failure_categories"),
         "premature_write": figures.save(figures.premature_write_heatmap(rates), folder, "premature_write"),
     }
@@ -332,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--db", type=Path, default=Path("results/mantra.duckdb"), help="rollout database")
     parser.add_argument("--run", action="append", dest="runs", help="run id to include (repeatable; default: all)")
-    parser.add_argument("--k", type=int, default=5, help="k for Pass@k and Pass^k (default 5)")
+    parser.add_argument(
+        "--k", type=int, default=None, help="k for Pass@k and Pass^k (default: the runs' --attempts, the fewest)"
+    )
     parser.add_argument("--out", type=Path, default=Path("results/report"), help="output folder")
     parser.add_argument(
         "--suite",
@@ -348,12 +395,12 @@ def main(argv: list[str] | None = None) -> int:
         dest="prices",
         default=[],
         metavar="MODEL=IN,OUT",
-        help="dollars per million input and output tokens of a model, for the cost column (repeatable; without it "
-        "cost is n/a)",
+        help="dollars per million input and output tokens of a model (as the runs store it, or the litellm model "
+        "string of its alias), for the cost column (repeatable; without it cost is n/a; a model of no run is refused)",
     )
     args = parser.parse_args(argv)
     matplotlib.use("Agg")  # the CLI only writes files; a notebook keeps its own (inline) backend
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         print(f"error: --k must be at least 1 (got {args.k})", file=sys.stderr)
         return 2
     if not args.db.exists():

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from graders.intervals import format_estimate
 from graders.metrics import Estimate
 
 Row = TypeVar("Row")
@@ -22,10 +23,8 @@ def percent(value: float) -> str:
 
 
 def ci(estimate: Estimate) -> str:
-    """An estimate in % with the half width of its 95 % interval (n/a for NaN)."""
-    if math.isnan(estimate.value):
-        return "n/a"
-    return f"{100 * estimate.value:.1f} ± {100 * estimate.half_width:.1f}"
+    """An estimate in % with its 95 % interval, as everywhere (:func:`graders.intervals.format_estimate`)."""
+    return format_estimate(estimate)
 
 
 def number(digits: int) -> Callable[[float], str]:
@@ -104,11 +103,22 @@ def _numeric_columns(table: Table) -> list[bool]:
     return [bool(table.rows) and all(_NUMBER.match(row[i]) for row in table.rows) for i in range(len(table.header))]
 
 
+_BREAK_AFTER = re.compile(r"([/_:-])")
+
+
+def _breakable(value: str) -> str:
+    """``value`` escaped, with a line-break opportunity after each ``/ _ : -``: a model name or a run id (one long
+    word) may then wrap at its parts instead of widening the table past the page."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", html.escape(value))
+
+
 def table_html(table: Table) -> str:
-    cls = [" class='num'" if numeric else "" for numeric in _numeric_columns(table)]
+    numeric = _numeric_columns(table)
+    cls = [" class='num'" if n else "" for n in numeric]
     parts = [f"<h2>{html.escape(table.title)}</h2><div class='table'><table><tr>"]
     parts.append("".join(f"<th{c}>{html.escape(h)}</th>" for c, h in zip(cls, table.header, strict=True)) + "</tr>")
     for row in table.rows:
-        parts.append("<tr>" + "".join(f"<td{c}>{html.escape(v)}</td>" for c, v in zip(cls, row, strict=True)) + "</tr>")
+        cells = (html.escape(v) if n else _breakable(v) for n, v in zip(numeric, row, strict=True))
+        parts.append("<tr>" + "".join(f"<td{c}>{v}</td>" for c, v in zip(cls, cells, strict=True)) + "</tr>")
     parts.append("</table></div>")
     return "\n".join(parts)

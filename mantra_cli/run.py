@@ -172,11 +172,10 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
 
 
 def _estimate(estimate: Any) -> str:
-    if math.isnan(estimate.value):
-        return "n/a (no scored episodes)"
-    if math.isnan(estimate.low):
-        return f"{estimate.value:6.1%}"
-    return f"{estimate.value:6.1%}  (95% CI {estimate.low:.1%} to {estimate.high:.1%})"
+    """``value [low, high]`` with its coverage, as in the report (:func:`graders.intervals.format_estimate`)."""
+    from graders.intervals import format_estimate
+
+    return format_estimate(estimate)
 
 
 def _rate(value: float, unit: str) -> str:
@@ -279,7 +278,7 @@ scores) and reading what the request names (a naive floor), so that a model's sc
 
 
 def run(args: argparse.Namespace) -> int:
-    from graders.analysis import summarize_run
+    from graders.analysis import run_k, summarize_run
     from mantra_env.domains import DomainError, find_suite
     from mantra_env.resume import latest_run, suite_label
     from mantra_env.runner import plan
@@ -313,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
             run_id = run_id or f"{suite.manifest.name}-{re.sub(r'[^A-Za-z0-9._+@-]', '_', model_name)}-{stamp}"
             progress = _store_run(store, args, suite, domain, model_name, make_agent, settings, run_id)
-            summary = summarize_run(store, run_id, k=args.attempts)
+            summary = summarize_run(store, run_id, k=run_k(store, [run_id]))
             beside = []
             if args.baselines and not progress.stopped:
                 for name in BASELINES:
@@ -322,15 +321,15 @@ def run(args: argparse.Namespace) -> int:
                     baseline_id = f"{run_id}-{name}"
                     baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
                     _store_run(store, args, suite, domain, baseline, make_baseline, settings, baseline_id)
-                    beside.append(summarize_run(store, baseline_id, k=args.attempts))
+                    beside.append(summarize_run(store, baseline_id, k=run_k(store, [baseline_id])))
         print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
         if progress.skipped:
             print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
-        rows = [("Pass@1", _estimate(summary.pass_at_1))]
+        rows = [("Pass@1 (%)", _estimate(summary.pass_at_1))]
         if summary.k > 1:
             rows += [
-                (f"Pass@{summary.k}", _estimate(summary.pass_at_k)),
-                (f"Pass^{summary.k}", _estimate(summary.pass_hat_k)),
+                (f"Pass@{summary.k} (%)", _estimate(summary.pass_at_k)),
+                (f"Pass^{summary.k} (%)", _estimate(summary.pass_hat_k)),
             ]
         rows += [
             ("refusal share", _refusal_share(suite, domain, summary.task_counts)),

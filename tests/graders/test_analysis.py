@@ -5,7 +5,8 @@ import math
 import pytest
 
 from graders import grade
-from graders.analysis import failure_categories, summarize_run, top_tools_per_category
+from graders.analysis import failure_categories, run_k, summarize_run, top_tools_per_category
+from graders.intervals import format_estimate
 from graders.metrics import pass_at_k, pass_hat_k
 from mantra_env.checks import parse_check
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, Usage
@@ -59,10 +60,44 @@ def test_summary_matches_hand_computation(store: RolloutStore) -> None:
     assert summary.mean_steps == pytest.approx((2 + 2 + 2 + 2 + 2 + 0) / 6)
 
 
-def test_pass_at_k_is_nan_when_a_task_has_too_few_scored_attempts(store: RolloutStore) -> None:
-    summary = summarize_run(store, "r1", k=3)
+def test_pass_at_k_is_nan_only_when_no_task_has_k_scored_attempts(store: RolloutStore) -> None:
+    summary = summarize_run(store, "r1", k=3)  # B has 3 attempts but only 2 scored
     assert math.isnan(summary.pass_at_k.value) and math.isnan(summary.pass_hat_k.value)
+    assert (summary.pass_hat_k.tasks, summary.pass_hat_k.of) == (0, 3)
     assert not math.isnan(summary.pass_at_1.value)
+
+
+def test_a_task_with_errored_attempts_still_counts_and_the_others_get_pass_hat_k() -> None:
+    """Issue 34, point 1: one infrastructure error in one task made Pass@k and Pass^k n/a for the whole run."""
+    store = RolloutStore(":memory:")
+    store.start_run(RunRecord(run_id="r1", suite="ops", model="m", agent="a", settings={"attempts": 3}))
+    for record in [
+        episode("A", 0, GOOD), episode("A", 1, GOOD), episode("A", 2, GOOD),
+        episode("B", 0, GOOD), episode("B", 1, None), episode("B", 2, GOOD),  # one error: 2 of 3 scored
+        episode("C", 0, GOOD), episode("C", 1, WRITE_FIRST), episode("C", 2, GOOD),
+    ]:  # fmt: skip
+        store.record_episode(record)
+    k = run_k(store, ["r1"])
+    summary = summarize_run(store, "r1", k)
+    assert (k, summary.k, summary.errors, summary.scored) == (3, 3, 1, 8)
+    assert summary.pass_hat_k.value == pytest.approx((1 + 0) / 2)  # A and C, each with 3 scored attempts
+    assert summary.pass_at_k.value == 1.0
+    assert (summary.pass_hat_k.tasks, summary.pass_hat_k.of) == (2, 3)
+    assert summary.pass_at_1.value == pytest.approx((1 + 1 + 2 / 3) / 3)  # B counts with its 2 scored attempts
+    assert format_estimate(summary.pass_hat_k).endswith(", 2 of 3 tasks")
+
+
+def test_k_is_the_runs_attempts() -> None:
+    store = RolloutStore(":memory:")
+    store.start_run(RunRecord(run_id="five", suite="ops", model="m", agent="a", settings={"attempts": 5}))
+    store.start_run(RunRecord(run_id="three", suite="ops", model="n", agent="a", settings={"attempts": 3}))
+    store.start_run(RunRecord(run_id="old", suite="ops", model="o", agent="a"))  # no settings: its most attempts
+    for attempt in range(2):
+        store.record_episode(episode("A", attempt, GOOD, run="old"))
+    store.record_episode(episode("A", 2, None, run="old"))  # an errored attempt was an attempt too
+    assert run_k(store, ["five"]) == 5
+    assert run_k(store, ["five", "three"]) == 3  # the fewest, so that every run can reach k
+    assert run_k(store, ["old"]) == 3
 
 
 def test_failure_categories_by_hand(store: RolloutStore) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from graders.generation import GENERATION_TITLE, generation_row, generation_table, rounds_table
+from graders.generation import GENERATION_COLUMNS, GENERATION_TITLES, generation_row, generation_tables, rounds_table
 from graders.metrics import bootstrap_ci
 from graders.report import main
+from graders.table import Table
 from mantra_env.case import Suite, ValidationRecord, write_suite
 from mantra_env.domains import find_suite, load_domain
 
@@ -49,11 +50,16 @@ def test_table_2_row_and_rounds_from_a_manifest(generated: Path) -> None:
     assert row.first_rounds == tuple(ROUNDS)
     assert row.validated_by_round() == [1, 3, 4, 4, 5]
 
-    table = generation_table([row])
-    assert table.title == GENERATION_TITLE
+    tables = generation_tables([row])
+    assert [t.title for t in tables] == list(GENERATION_TITLES)
+    assert all(t.header[:2] == ["domain", "suite"] and len(t.header) <= 11 for t in tables)  # fits 1280 px
+    header = [*tables[0].header[:-1], *tables[1].header[2:], tables[0].header[-1]]  # the paper's column order
+    assert header == [column.label for column in GENERATION_COLUMNS]
+    table = Table("", header, [[*tables[0].rows[0][:-1], *tables[1].rows[0][2:], tables[0].rows[0][-1]]])
     cells = dict(zip(table.header, table.rows[0], strict=True))
     estimate = row.checks_per_case
-    assert cells["checks / case (mean ± 95%)"] == f"{estimate.value:.2f} ± {estimate.half_width:.2f}"
+    shown = f"{estimate.value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
+    assert cells["checks / case (mean [95% interval])"] == shown
     assert (cells["generated"], cells["final"], cells["final / generated (%)"]) == ("12", "6", "50.0")
     assert table.header[-6:] == [
         "final / generated (%)", "awaiting a human", "rejected", "replay failed", "passed by a trivial agent",
@@ -71,7 +77,7 @@ def test_a_manifest_without_some_counts_shows_n_a(generated: Path) -> None:
     )
     row = generation_row(partial, domain)
     assert row is not None and row.counts == (3, None, None, None)
-    cells = dict(zip(generation_table([row]).header, generation_table([row]).rows[0], strict=True))
+    cells = {label: cell for t in generation_tables([row]) for label, cell in zip(t.header, t.rows[0], strict=True)}
     assert (cells["forward-validated"], cells["final / generated (%)"], cells["rejected"]) == ("n/a", "n/a", "n/a")
     assert (cells["passed by a trivial agent"], cells["screened out (by reason)"]) == ("n/a", "n/a")
     assert generation_row(find_suite("operations/starter")[1], domain) is None  # hand-written: no row
@@ -81,7 +87,8 @@ def test_report_shows_table_2_and_the_rounds_figure(generated: Path, scripted_db
     out = tmp_path / "report"
     assert main(["--db", str(scripted_db), "--out", str(out), "--k", "1", "--suite", str(generated)]) == 0
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    assert f"## {GENERATION_TITLE}" in markdown and "| operations / gen | 1 (8.3%) | 3 (25.0%) |" in markdown
+    assert all(f"## {title}" in markdown for title in GENERATION_TITLES)
+    assert "| operations / gen | 1 (8.3%) | 3 (25.0%) |" in markdown
     assert "![validated_by_round](figures/validated_by_round.png)" in markdown
     assert (out / "figures" / "validated_by_round.png").stat().st_size > 1000
     assert (out / "report.html").read_text(encoding="utf-8").count("data:image/png;base64,") == 5

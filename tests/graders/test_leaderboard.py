@@ -4,11 +4,22 @@ the paired test between two *different* models, ties, tokens and cost, and tool 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 from graders.analysis import UNREADABLE_CHECK, failed_tool, summarize_runs
-from graders.leaderboard import comparisons, curves, domain_table, leaderboard, leaderboard_table
+from graders.leaderboard import (
+    behaviour_table,
+    comparisons,
+    curves,
+    domain_table,
+    leaderboard,
+    leaderboard_columns,
+    leaderboard_table,
+    overall_rows,
+    overall_table,
+)
 from graders.metrics import compare_paired, pass_at_1
 from mantra_env.errors import MantraError
 from mantra_env.grading import GRADER_VERSION
@@ -23,13 +34,14 @@ def add_run(
     store: RolloutStore,
     run: str,
     model: str,
-    plan: dict[str, list[list[str]]],
+    plan: Mapping[str, Sequence[list[str] | None]],
     suite: str = "ops/main",
     suite_hash: str | None = "h1",
     settings: dict[str, object] | None = None,
     grader_version: int = GRADER_VERSION,
 ) -> None:
-    """A run of ``model`` whose case ``c`` has attempts ``plan[c]`` (tool sequences)."""
+    """A run of ``model`` whose case ``c`` has attempts ``plan[c]`` (tool sequences; None: an infrastructure
+    error)."""
     stored = dict(SETTINGS if settings is None else settings)
     store.start_run(RunRecord(run_id=run, suite=suite, model=model, agent="a", suite_hash=suite_hash,
                               settings=stored, grader_version=grader_version))  # type: ignore[arg-type]  # fmt: skip
@@ -46,9 +58,15 @@ def store() -> RolloutStore:
 def table_rows(
     store: RolloutStore, runs: list[str], cases: dict[str, int | None] | None = None
 ) -> list[dict[str, str]]:
+    """Every column of the rows: the scores table and the behaviour table side by side (same rows, same order)."""
     rows = leaderboard(store, runs, 2, cases or {})
-    table = leaderboard_table(rows, 2)
-    return [dict(zip(table.header, row, strict=True)) for row in table.rows]
+    scores, behaviour = leaderboard_table(rows, 2), behaviour_table(rows)
+    assert [row[:2] for row in scores.rows] == [row[:2] for row in behaviour.rows]  # model, suite
+    assert [c.label for c in leaderboard_columns(2)] == scores.header + behaviour.header[2:]
+    return [
+        dict(zip(scores.header + behaviour.header, a + b, strict=True))
+        for a, b in zip(scores.rows, behaviour.rows, strict=True)
+    ]
 
 
 def test_runs_with_equal_hash_and_settings_are_one_row_with_both_run_ids(store: RolloutStore) -> None:
@@ -58,7 +76,7 @@ def test_runs_with_equal_hash_and_settings_are_one_row_with_both_run_ids(store: 
     assert (row["model"], row["suite"], row["runs"]) == ("m", "ops/main", "r1, r2")
     assert row["cases run / in suite"] == "3 / 4 (partial)"
     expected = pass_at_1([(2, 2), (2, 1), (2, 1)])
-    assert row["Pass@1 (%)"].startswith(f"{100 * expected:.1f} ± ")
+    assert row["Pass@1 (%)"].startswith(f"{100 * expected:.1f} [")
     assert row["attempts"] == "6"
 
 
@@ -124,7 +142,7 @@ def test_tokens_and_cost_per_episode_or_n_a(store: RolloutStore) -> None:
     rows = {r["model"]: r for r in table_rows(store, ["r1", "s1"])}
     assert (rows["m"]["tokens / episode"], rows["m"]["cost / episode ($)"]) == ("110", "n/a")
     assert (rows["scripted"]["tokens / episode"], rows["scripted"]["cost / episode ($)"]) == ("n/a", "n/a")
-    priced = leaderboard_table(leaderboard(store, ["r1"], 2, {}, {"m": (3.0, 15.0)}), 2)
+    priced = behaviour_table(leaderboard(store, ["r1"], 2, {}, {"m": (3.0, 15.0)}))
     assert priced.rows[0][priced.header.index("cost / episode ($)")] == "0.0004"
 
 
@@ -139,8 +157,12 @@ def test_pass_hat_k_curve_and_domain_view(store: RolloutStore) -> None:
     table = domain_table(rows)
     assert table.header == ["model", "ops", "shop"]
     ops = pass_at_1([(2, 2), (2, 1), (2, 2)])  # the cases of both ops suites
-    assert table.rows[0][1].startswith(f"{100 * ops:.1f} ± ") and table.rows[0][1].endswith("(3 cases)")
-    assert table.rows[0][2].startswith("50.0 ± ")
+    assert table.rows[0][1].startswith(f"{100 * ops:.1f} [") and table.rows[0][1].endswith("(3 cases)")
+    assert table.rows[0][2].startswith("50.0 [")
+    hat = domain_table(rows, 2)
+    assert hat.title == "Pass^2 (%) by domain" and hat.header == ["model", "ops", "shop"]
+    assert hat.rows[0][1].startswith(f"{100 * (1 + 0 + 1) / 3:.1f} [")  # A and C always pass, B once in two
+    assert hat.rows[0][2].startswith("0.0 [0.0, ") and "Wilson" in hat.rows[0][2]
 
 
 @pytest.mark.parametrize(
@@ -201,3 +223,36 @@ def test_runs_graded_by_different_grader_versions_are_never_pooled(store: Rollou
     assert comparisons(leaderboard(store, ["new", "old", "other"], 2, {})) == []  # n (grader 1) is not m's rival
     table = domain_table(leaderboard(store, ["new", "old", "other"], 2, {}))
     assert [row[0] for row in table.rows] == ["m", "m (grader 1)", "n (grader 1)"]
+
+
+def test_the_overall_row_is_the_macro_mean_on_tasks_every_model_scored_k_times(store: RolloutStore) -> None:
+    """Issue 34, point 10: one row per model over the suites it ran; n/a (with the suites it missed) unless it ran
+    every compared suite; only tasks that every model of the suite scored at least k times count."""
+    add_run(store, "a1", "a", {"A": [GOOD, GOOD], "B": [GOOD, None]})  # B: one infrastructure error
+    add_run(store, "a2", "a", {"C": [GOOD, FORBIDDEN]}, suite="shop/main", suite_hash="h2")
+    add_run(store, "b1", "b", {"A": [GOOD, FORBIDDEN], "B": [FORBIDDEN, FORBIDDEN]})
+    add_run(store, "b2", "b", {"C": [FORBIDDEN, FORBIDDEN]}, suite="shop/main", suite_hash="h2")
+    add_run(store, "c1", "c", {"A": [GOOD, GOOD], "B": [GOOD, GOOD]})  # ran only ops/main
+    rows = overall_rows(leaderboard(store, ["a1", "a2", "b1", "b2", "c1"], 2, {}), 2)
+    by_model = {row.model: row for row in rows}
+    assert sorted(by_model) == ["a", "b", "c"]
+    a, b, c = by_model["a"], by_model["b"], by_model["c"]
+    assert a.suites == ("ops/main", "shop/main") and a.missing == ()
+    # ops/main: only A counts (a scored B once); shop/main: C. Macro mean of the suites' means:
+    assert a.pass_at_1.value == pytest.approx((1.0 + 0.5) / 2)
+    assert a.pass_hat_k.value == pytest.approx((1.0 + 0.0) / 2)
+    assert b.pass_at_1.value == pytest.approx((0.5 + 0.0) / 2)
+    assert (a.pass_at_1.tasks, a.pass_at_1.of) == (2, 3)  # A and C of A, B and C
+    assert c.missing == ("shop/main",) and math.isnan(c.pass_at_1.value)
+    table = overall_table(rows, 2)
+    assert table.header == ["model", "suites run", "suites not run (n/a)", "Pass@1 (%)", "Pass@2 (%)", "Pass^2 (%)"]
+    assert table.rows[2][:4] == ["c", "ops/main", "shop/main", "n/a"]
+    assert table.rows[0][3].startswith("75.0 [") and table.rows[0][3].endswith(", 2 of 3 tasks")
+
+
+def test_the_paired_test_uses_only_tasks_scored_k_times_by_both_models(store: RolloutStore) -> None:
+    add_run(store, "a", "a", {"A": [GOOD, GOOD], "B": [GOOD, None], "C": [GOOD, GOOD]})
+    add_run(store, "b", "b", {"A": [FORBIDDEN, FORBIDDEN], "B": [FORBIDDEN, FORBIDDEN], "C": [GOOD, FORBIDDEN]})
+    (found,) = comparisons(leaderboard(store, ["a", "b"], 2, {}))
+    assert found.result.tasks == 2  # A and C; B has one scored attempt for a
+    assert found.result == compare_paired([(2, 2), (2, 2)], [(2, 0), (2, 1)])

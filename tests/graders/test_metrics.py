@@ -12,6 +12,8 @@ from graders.metrics import (
     pass_at_k,
     pass_at_k_ci,
     pass_hat_k,
+    pass_hat_k_ci,
+    task_estimate,
     task_pass_at_k,
     task_pass_hat_k,
 )
@@ -37,8 +39,18 @@ def test_pass_hat_k_by_hand() -> None:
     assert pass_hat_k(TASKS, 5) == pytest.approx(1 / 3)
 
 
-def test_fewer_attempts_than_k_is_nan() -> None:
-    assert math.isnan(pass_at_k([(5, 1), (3, 1)], 5))
+def test_tasks_with_fewer_than_k_scored_attempts_are_left_out_and_counted() -> None:
+    # One infrastructure error in the second task (3 of 4 attempts scored) used to make Pass@4 n/a for all.
+    tasks = [(4, 4), (3, 1), (4, 2)]
+    assert pass_hat_k(tasks, 4) == pytest.approx((1 + 0) / 2)
+    assert pass_at_k(tasks, 4) == pytest.approx((1 + 1) / 2)
+    estimate = pass_hat_k_ci(tasks, 4)
+    assert (estimate.value, estimate.tasks, estimate.of, estimate.k) == (0.5, 2, 3, 4)
+    assert pass_at_1_ci(tasks).tasks == 3  # every task has a scored attempt
+    assert pass_at_k([(5, 1), (3, 1)], 5) == pytest.approx(task_pass_at_k(5, 1, 5))
+
+
+def test_no_eligible_task_is_nan() -> None:
     assert math.isnan(pass_hat_k([(4, 4)], 5))
     assert math.isnan(task_pass_at_k(2, 1, 3))
     assert math.isnan(pass_at_1([(0, 0)]))
@@ -80,6 +92,25 @@ def test_bootstrap_interval_contains_mean_and_is_seeded() -> None:
     assert estimate.low <= estimate.value <= estimate.high
     assert pass_at_1_ci(TASKS) == estimate
     assert bootstrap_ci([0.5] * 10).low == bootstrap_ci([0.5] * 10).high == 0.5
+    assert estimate.method == "bootstrap"  # per-task shares 0, 0.4, 1: not binary
+
+
+def test_binary_tasks_get_a_wilson_interval_with_n_tasks() -> None:
+    everything = pass_at_1_ci([(1, 1)] * 80)
+    assert everything.method == "Wilson" and everything.tasks == 80
+    assert (everything.value, everything.high) == (1.0, 1.0)
+    assert everything.low == pytest.approx(80 / (80 + 1.959964**2), abs=1e-6)  # Wilson at 100 %: n / (n + z²)
+    nothing = pass_hat_k_ci([(3, 0)] * 10, 3)
+    assert (nothing.low, nothing.value) == (0.0, 0.0) and nothing.high == pytest.approx(0.2775, abs=1e-4)
+    half = task_estimate([1.0, 0.0] * 10)
+    assert half.method == "Wilson" and half.low == pytest.approx(0.2993, abs=1e-4)  # textbook 10 of 20
+
+
+def test_bootstrap_is_deterministic_across_calls_and_orders_of_calls() -> None:
+    values = [0.2, 0.5, 0.9, 1.0, 0.0, 0.7]
+    first = task_estimate(values)
+    task_estimate([0.3, 0.1])  # no shared random state between calls
+    assert task_estimate(values) == first and first.method == "bootstrap"
 
 
 def test_paired_comparison_detects_a_clear_winner() -> None:

@@ -40,10 +40,10 @@ def test_report_files_and_numbers(db: Path, tmp_path: Path) -> None:
         for run in ("r1", "r2"):
             summary = summarize_run(store, run, k=2)
             # "ops" is no suite mantra-env can find: its size is unknown ("?"), and a note says so
-            row = f"| {summary.model} | ops | {run} | 3 / ? | 12 | 0 | {100 * summary.pass_at_1.value:.1f} ± "
+            row = f"| {summary.model} | ops | 3 / ? | 12 | 0 | {100 * summary.pass_at_1.value:.1f} \\["
             assert row in markdown
             assert f"{100 * summary.premature_write_rate:.1f}" in markdown
-    assert "| ops | strong | weak | +50.0 |" in markdown
+    assert "| ops | strong | weak | +50.0 \\[" in markdown
 
 
 @pytest.mark.slow  # the retail suite's generation row (Table 2) takes seconds
@@ -156,11 +156,13 @@ def test_d17_report_md_escapes_cell_text(tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert main(["--db", str(path), "--out", str(out)]) == 0
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    (row,) = [line for line in markdown.splitlines() if "alert" in line and "| ops |" in line]
-    assert r"a\|b &lt;script&gt;alert(1)&lt;/script&gt; \[x\](http://e)" in row
     assert "<script>" not in markdown
-    header = next(line for line in markdown.splitlines() if line.startswith("| model |"))
-    assert row.count(" | ") == header.count(" | ")  # the table keeps its columns
+    lines = markdown.splitlines()
+    for title in ("## Leaderboard", "## Leaderboard: behaviour, errors and cost"):
+        start = lines.index(title)
+        header, row = lines[start + 2], lines[start + 4]
+        assert r"a\|b &lt;script&gt;alert(1)&lt;/script&gt; \[x\](http://e)" in row and "| ops |" in row
+        assert row.count(" | ") == header.count(" | ")  # the table keeps its columns
 
 
 def test_price_gives_the_cost_column(db: Path, tmp_path: Path) -> None:
@@ -169,6 +171,33 @@ def test_price_gives_the_cost_column(db: Path, tmp_path: Path) -> None:
     markdown = (out / "report.md").read_text()
     # every episode of the fixture used 100 input and 10 output tokens; "weak" has no price
     assert "| 110 | 0.0004 |" in markdown and "| 110 | n/a |" in markdown
+
+
+def test_price_by_the_litellm_model_string_of_the_alias_the_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34, point 10: a run stores the alias it was given (``mini``); ``--price`` with the alias's litellm
+    model string was silently ignored (cost n/a)."""
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  mini:\n    model: openai/gpt-4o-mini\n", encoding="utf-8")
+    monkeypatch.setenv("MANTRA_MODELS_FILE", str(models))
+    path = tmp_path / "db.duckdb"
+    with RolloutStore(path) as store:
+        store.start_run(RunRecord(run_id="r", suite="ops", model="mini", agent="strands"))
+        store.record_episode(episode("A", 0, GOOD, run="r"))
+    out = tmp_path / "report"
+    assert main(["--db", str(path), "--out", str(out), "--price", "openai/gpt-4o-mini=3,15"]) == 0
+    assert "| 110 | 0.0004 |" in (out / "report.md").read_text()
+
+
+def test_a_price_for_a_model_of_no_run_is_refused_in_one_line(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(db), "--out", str(tmp_path / "report"), "--price", "openai/gpt-4o=2.5,10"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --price openai/gpt-4o: no run of that model in the report; its models are strong")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "report").exists()  # refused before anything is written
 
 
 @pytest.mark.parametrize("price", ["strong", "strong=3", "=1,2", "strong=a,b", "strong=-1,2"])

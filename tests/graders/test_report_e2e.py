@@ -14,7 +14,7 @@ import pytest
 
 from graders.analysis import RunSummary, failure_categories, summarize_run, top_tools_per_category
 from graders.figures import CATEGORY_LABELS
-from graders.generation import GENERATION_TITLE
+from graders.generation import GENERATION_TITLES
 from graders.leaderboard import leaderboard_table
 from graders.metrics import (
     Estimate,
@@ -95,7 +95,10 @@ def html_tables(page: str) -> Tables:
 
 # The report's number formats, written out here so that a change in either is noticed.
 def ci(estimate: Estimate) -> str:
-    return "n/a" if math.isnan(estimate.value) else f"{100 * estimate.value:.1f} ± {100 * estimate.half_width:.1f}"
+    if math.isnan(estimate.value):
+        return "n/a"
+    shown = f"{100 * estimate.value:.1f} [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]"
+    return shown + (" Wilson" if estimate.method == "Wilson" else "")
 
 
 def pct(value: float) -> str:
@@ -135,11 +138,13 @@ def test_files_and_embedded_figures(report: Path) -> None:
         assert (report / "figures" / f"{name}.png").stat().st_size > 1000
         assert (report / "figures" / f"{name}.svg").stat().st_size > 1000
     assert page.count("data:image/png;base64,") == len(FIGURES)
-    # leaderboard, by domain, failure categories, top tools, paired comparison, refusal share
-    assert page.count("<table>") == len(html_tables(page)) == 6
+    # overall, leaderboard, Pass@1 and Pass^k by domain, behaviour, failure categories, top tools, paired
+    # comparison, refusal share
+    assert page.count("<table>") == len(html_tables(page)) == 9
     # The operations starter suite is hand-written: no generation records, so no Table 2 row or funnel.
     assert not (report / "figures" / "validation_funnel.png").exists()
-    assert GENERATION_TITLE not in page and GENERATION_TITLE not in (report / "report.md").read_text()
+    markdown = (report / "report.md").read_text()
+    assert not any(title in page or title in markdown for title in GENERATION_TITLES)
 
 
 @pytest.mark.parametrize("form", ["markdown", "html"])
@@ -148,7 +153,12 @@ def test_leaderboard_equals_the_metric_functions(
 ) -> None:
     tables = read_tables(report, form)
     header, *rows = tables["Leaderboard"]
-    shown = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    behaviour_header, *behaviour = tables["Leaderboard: behaviour, errors and cost"]
+    assert [row[:2] for row in rows] == [row[:2] for row in behaviour]  # the same rows in the same order
+    shown = {
+        row[0]: dict(zip(header + behaviour_header, row + other, strict=True))
+        for row, other in zip(rows, behaviour, strict=True)
+    }
     assert sorted(shown) == sorted(summaries)
     with RolloutStore(scripted_db, read_only=True) as store:
         for model, summary in summaries.items():
@@ -186,8 +196,8 @@ def test_leaderboard_equals_the_metric_functions(
     # The known calibration of the scripted agents.
     oracle, noop = summaries["scripted:oracle"], summaries["scripted:noop"]
     assert oracle.pass_at_1.value == oracle.pass_hat_k.value == 1.0
-    assert shown["scripted:oracle"]["Pass@1 (%)"] == "100.0 ± 0.0"
-    assert noop.pass_at_1.value == 0.0 and shown["scripted:noop"]["Pass@1 (%)"] == "0.0 ± 0.0"
+    assert shown["scripted:oracle"]["Pass@1 (%)"] == "100.0 [78.5, 100.0] Wilson"  # 14 of 14 cases
+    assert noop.pass_at_1.value == 0.0 and shown["scripted:noop"]["Pass@1 (%)"] == "0.0 [0.0, 21.5] Wilson"
     assert noop.empty_trace_rate == 1.0 and shown["scripted:noop"]["empty trace (%)"] == "100.0"
     assert summaries["scripted:write-first"].premature_write_rate > summaries["scripted:oracle"].premature_write_rate
     assert summaries["scripted:write-first"].premature_write_rate == 1.0
@@ -258,7 +268,7 @@ def test_paired_comparison_equals_compare_paired(
         a, b = ({c: (n, p) for c, n, p, _ in store.task_counts(summaries[model].run_id)} for model in (first, second))
     comparison = compare_paired([a[c] for c in sorted(a)], [b[c] for c in sorted(a)])
     d = comparison.difference
-    assert row[3:] == [f"{100 * d.value:+.1f}", f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
+    assert row[3:] == [f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]",
                        f"{comparison.p_value:.3g}", str(comparison.tasks), comparison.method,
                        "first is ahead (p < 0.05); tied with second: scripted:random, "
                        "scripted:write-first"]  # fmt: skip
@@ -280,35 +290,39 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 
 # -- the validation funnel of generated suites ------------------------------------------------------------------
 
-FUNNEL_TITLE = GENERATION_TITLE
-FUNNEL_HEADER = ["domain", "suite", "words", "tools", "checks / case (mean ± 95%)", "not implied by the others",
-                 "generated", "forward-validated",
-                 "backward-validated", "final", "final / generated (%)", "awaiting a human", "rejected",
-                 "replay failed", "passed by a trivial agent", "screened out (by reason)"]  # fmt: skip
+FUNNEL_HEADERS = (["domain", "suite", "words", "tools", "checks / case (mean [95% interval])",
+                   "not implied by the others", "screened out (by reason)"],
+                  ["domain", "suite", "generated", "forward-validated", "backward-validated", "final",
+                   "final / generated (%)", "awaiting a human", "rejected", "replay failed",
+                   "passed by a trivial agent"])  # fmt: skip
 
 
 DOMAIN = load_domain("operations")
 _CHECKS = [len(case.checks) for case in find_suite("operations/starter")[1].cases]
-STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} ± {bootstrap_ci([float(n) for n in _CHECKS]).half_width:.2f}"
+_CHECKS_CI = bootstrap_ci([float(n) for n in _CHECKS])
+STARTER_CHECKS = f"{sum(_CHECKS) / len(_CHECKS):.2f} [{_CHECKS_CI.low:.2f}, {_CHECKS_CI.high:.2f}]"
 _OWN = [  # checks that the case's other checks do not imply (tests/smt/test_implied.py tests the query)
     float(len(case.checks) - len(implied_checks(case.checks, DOMAIN.tool_specs())))
     for case in find_suite("operations/starter")[1].cases
 ]
-STARTER_OWN = f"{sum(_OWN) / len(_OWN):.2f} ± {bootstrap_ci(_OWN).half_width:.2f}"
+STARTER_OWN = f"{sum(_OWN) / len(_OWN):.2f} [{bootstrap_ci(_OWN).low:.2f}, {bootstrap_ci(_OWN).high:.2f}]"
 
 
-def expected_funnel_row(counts: dict[str, int]) -> list[str]:
+def expected_funnel_rows(counts: dict[str, int]) -> tuple[list[str], list[str]]:
     stages = ("generated", "forward_validated", "backward_validated", "final")
     outcomes = ("awaiting_human", "rejected", "replay_failed", "trivially_passed")
     screened = "none" if "replay_failed" in counts else "n/a"  # a screened manifest with nothing screened out
-    return ["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
-            STARTER_CHECKS, STARTER_OWN, *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
-            *(str(counts[o]) if o in counts else "n/a" for o in outcomes), screened]  # fmt: skip
+    return (["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
+             STARTER_CHECKS, STARTER_OWN, screened],
+            ["operations", "generated", *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
+             *(str(counts[o]) if o in counts else "n/a" for o in outcomes)])  # fmt: skip
 
 
 def assert_funnel(out: Path, counts: dict[str, int]) -> None:
     for form in ("markdown", "html"):
-        assert read_tables(out, form)[FUNNEL_TITLE] == [FUNNEL_HEADER, expected_funnel_row(counts)]
+        tables = read_tables(out, form)
+        for title, header, row in zip(GENERATION_TITLES, FUNNEL_HEADERS, expected_funnel_rows(counts), strict=True):
+            assert tables[title] == [header, row]
     assert (out / "figures" / "validation_funnel.png").stat().st_size > 1000
     assert (out / "figures" / "validation_funnel.svg").stat().st_size > 1000
     assert (out / "report.html").read_text(encoding="utf-8").count("data:image/png;base64,") == len(FIGURES) + 1
@@ -339,7 +353,8 @@ def test_funnel_of_the_suite_a_run_names_and_a_note_once_it_is_gone(tmp_path: Pa
     again = tmp_path / "again"
     assert main(["--db", str(db), "--out", str(again), "--k", "1"]) == 0
     markdown = (again / "report.md").read_text(encoding="utf-8")
-    assert FUNNEL_TITLE not in markdown and not (again / "figures" / "validation_funnel.png").exists()
+    assert not any(title in markdown for title in GENERATION_TITLES)
+    assert not (again / "figures" / "validation_funnel.png").exists()
     note = f"Run(s) {run_id}: suite not found, so its size and generation records are unknown ({folder} is not a"
     assert note in markdown and note in (again / "report.html").read_text(encoding="utf-8")
 

@@ -30,7 +30,8 @@ def test_oracle_run_prints_the_summary_and_stores_every_episode(
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "run oracle: scripted:oracle on operations/starter, 14 cases x 2 attempts" in out
-    assert "Pass@1             100.0%" in out and "Pass^2             100.0%" in out
+    assert "Pass@1 (%)         100.0 [78.5, 100.0] Wilson" in out  # 14 of 14 cases
+    assert "Pass^2 (%)         100.0 [78.5, 100.0] Wilson" in out
     assert "unrequested writes not graded for writes (the suite stores no oracle plans: checks only)" in out
     assert f"rollouts: {db}" in out
     with RolloutStore(db) as store:
@@ -57,7 +58,7 @@ def test_noop_fails_and_case_filter(tmp_path: Path, capsys: pytest.CaptureFixtur
     db = str(tmp_path / "runs.duckdb")
     assert main(["--model", "scripted:noop", "--attempts", "1", "--cases", "fig1-*", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "2 cases x 1 attempts" in out and "Pass@1               0.0%" in out
+    assert "2 cases x 1 attempts" in out and "Pass@1 (%)         0.0 [0.0, 65.8] Wilson" in out
 
 
 @pytest.mark.parametrize(
@@ -290,6 +291,30 @@ def test_d4_retry_errors_reruns_the_error_episodes_in_place(tmp_path: Path, caps
     assert _rows(db) == [("R", "fig1-case1", 0, "failed", None), ("R", "fig1-case2", 0, "failed", None)]
     assert main([*NOOP, "--db", str(db), "--retry-errors"]) == 2
     _one_line_error(capsys, "--retry-errors reruns the error episodes of a stored run: add --resume")
+
+
+def test_the_summary_scores_the_tasks_scored_k_times_when_some_attempts_errored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34, point 1: one errored attempt made the summary say "n/a (no scored episodes)" for Pass@k and Pass^k
+    although nearly every episode was scored."""
+    from mantra_env.store import EpisodeRecord
+
+    db = tmp_path / "r.duckdb"
+    args = ["--model", "scripted:oracle", "--attempts", "2", "--cases", "fig1-*", "--db", str(db), "--run-name", "R"]
+    assert main(args) == 0
+    with RolloutStore(db) as store:  # as a provider outage would have left attempt 1 of one case
+        for table in ("check_verdicts", "steps", "episodes"):
+            store.conn.execute(f"DELETE FROM {table} WHERE case_id = 'fig1-case1' AND attempt = 1")
+        store.record_episode(EpisodeRecord(run_id="R", case_id="fig1-case1", attempt=1, status="error",
+                                           error_kind="server"))  # fmt: skip
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "no scored episodes" not in out
+    assert "Pass@1 (%)         100.0 [34.2, 100.0] Wilson" in out  # both cases, n = 2 tasks
+    assert "Pass^2 (%)         100.0 [20.7, 100.0] Wilson, 1 of 2 tasks" in out
+    assert "errors             1 of 4 episodes" in out
 
 
 @pytest.mark.parametrize(
@@ -530,7 +555,7 @@ def test_the_summary_prints_the_refusal_share_of_the_cases_run(
     assert main([*base, "--suite", "retail", "--cases", *cases]) == 0
     out = capsys.readouterr().out
     assert "refusal share      66.7% (2 of 3 cases with a stored plan)" in out
-    assert "Pass@1              66.7%" in out
+    assert "Pass@1 (%)         66.7 [20.8, 93.9] Wilson" in out
     assert main([*base, "--cases", "fig1-*"]) == 0
     assert "refusal share      n/a (2 case(s) without a stored plan: n/a)" in capsys.readouterr().out
 
