@@ -157,6 +157,10 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
     from agents.strands_agent import StrandsAgent
 
     config = resolve_model(model)
+    if config.local_server:  # before any other line: without the extra, the error is the only one
+        from agents.local_server import require_local_extra
+
+        require_local_extra()
     if config.max_concurrency is not None and args.concurrency > config.max_concurrency:
         print(f"{config.alias}: at most {config.max_concurrency} episodes in flight (models file)", file=sys.stderr)
         args.concurrency = config.max_concurrency
