@@ -148,6 +148,16 @@ def plan(suite: Suite, domain: Domain, settings: RunSettings) -> list[tuple[str,
     return [(case_id, attempt) for case_id in chosen for attempt in range(settings.attempts)]
 
 
+def pending(
+    store: RolloutStore, run_id: str, keys: Sequence[tuple[str, int]], retry_errors: bool
+) -> list[tuple[str, int]]:
+    """The ``keys`` (from :func:`plan`) that a run of ``run_id`` runs: those not stored yet and, with
+    ``retry_errors``, those stored as infrastructure errors."""
+    finished = store.finished_keys(run_id)
+    retried = store.error_keys(run_id) if retry_errors else set()
+    return [key for key in keys if key not in finished or key in retried]
+
+
 async def run_suite(
     store: RolloutStore,
     run: RunRecord,
@@ -163,9 +173,8 @@ async def run_suite(
     progress = progress or RunProgress()
     keys = plan(suite, domain, settings)
     store.start_run(run)
-    finished = store.finished_keys(run.run_id)
     retried = store.error_keys(run.run_id) if settings.retry_errors else set()
-    todo = [key for key in keys if key not in finished or key in retried]
+    todo = pending(store, run.run_id, keys, settings.retry_errors)
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
     auth_errors = 0  # consecutive, in the order episodes finish

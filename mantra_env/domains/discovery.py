@@ -41,7 +41,7 @@ USER_MODULE_PREFIX = "mantra_user_domains"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 ALL_DOMAINS = "all"
 """Not a domain name: ``--suite all`` names every domain's default suite."""
-_RESERVED = f"the name {ALL_DOMAINS!r} is reserved (`--suite {ALL_DOMAINS}` runs every domain's default suite); rename it"
+_RESERVED = f"the name {ALL_DOMAINS!r} is reserved (`--suite {ALL_DOMAINS}` runs every domain's default suite)"
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def _entry_points_on(path: tuple[str, ...]) -> list[DomainSource]:
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         origin = f"entry point {entry.name} = {entry.value}" + (f" of {entry.dist.name}" if entry.dist else "")
         if entry.name == ALL_DOMAINS:
-            warnings.warn(f"{ENTRY_POINT_GROUP}: {origin}: {_RESERVED}; skipped", UserWarning, stacklevel=2)
+            warnings.warn(f"{ENTRY_POINT_GROUP}: {origin}: {_RESERVED}; rename it; skipped", UserWarning, stacklevel=2)
             continue
         try:  # finds the folder without running the module itself (a dotted name imports its parents)
             spec = importlib.util.find_spec(entry.module)
@@ -224,7 +224,7 @@ def _on_path() -> list[DomainSource]:
                 )
                 continue
             if folder.name == ALL_DOMAINS:
-                _skip(f"{folder}: {_RESERVED}")
+                _skip(f"{folder}: {_RESERVED}; rename the folder")
                 continue
             module = f"{USER_MODULE_PREFIX}.{folder.name}"
             found.append(DomainSource(folder.name, folder.resolve(), module, PATH_VARIABLE))

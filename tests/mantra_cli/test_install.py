@@ -17,11 +17,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WITHOUT_LLAMA = (
-    "import sys; sys.modules['llama_cpp'] = None; from mantra_cli.main import main; raise SystemExit(main(sys.argv[1:]))"
+    "import sys; sys.modules['llama_cpp'] = None; from mantra_cli.main import main; "
+    "raise SystemExit(main(sys.argv[1:]))"
 )
 
 
-def run_without_llama(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_without_llama(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MANTRA_") and k != "OPENAI_API_KEY"}
     return subprocess.run(
         [sys.executable, "-c", WITHOUT_LLAMA, "run", *args, "--db", str(tmp_path / "r.duckdb")],
