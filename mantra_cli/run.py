@@ -520,8 +520,7 @@ def run(args: argparse.Namespace) -> int:
                             continue
                         baseline_id = f"{member.run_id}-{name}"
                         baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
-                        baseline_settings = dataclasses.replace(settings, retry_errors=False)
-                        _store_run(store, args, member.target, baseline, make_baseline, baseline_settings, baseline_id)
+                        _store_run(store, args, member.target, baseline, make_baseline, settings, baseline_id)
                         beside.append(summarize_run(store, baseline_id, k=args.attempts))
                 results.append((member, summary, beside))
         for member, summary, beside in results:

@@ -127,7 +127,8 @@ def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
     chosen = [cid for cid in ids if any(fnmatch.fnmatchcase(cid, p) for p in patterns)]
     if not chosen:
         raise RunnerError(
-            f"--cases {' '.join(patterns)} matches no case of {suite.manifest.name}; cases: {', '.join(ids[:8])}..."
+            f"--cases {' '.join(patterns)} matches no case of {suite.manifest.domain}/{suite.manifest.name}; cases: "
+            f"{', '.join(ids[:8])}..."
         )
     return chosen
 
