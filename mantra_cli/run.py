@@ -257,6 +257,9 @@ class _Member:
     target: _Target
     model: _Model
     run_id: str = ""
+    name: str = ""
+    """The run's stored name: ``--run-name``, or in a set its NAME (so that ``--resume`` names the runs a stopped
+    set never started like the others)."""
     progress: RunProgress | None = None
     """Of its first pass (what was skipped as already stored); later passes add their threads left and stop."""
 
@@ -298,6 +301,7 @@ def _store_run(
     settings: RunSettings,
     run_id: str,
     display: _Display | None = None,
+    name: str | None = None,
 ) -> RunProgress:
     """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr (on ``display``,
     shared by the runs of a set; else a display of its own)."""
@@ -318,7 +322,7 @@ def _store_run(
     config = {k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)}
     record = RunRecord(
         run_id=run_id,
-        name=args.run_name or "",
+        name=args.run_name or "" if name is None else name,
         suite=target.label,  # an edited copy of a named suite is stored under its path
         suite_version=suite.manifest.version,
         model=model_name,
@@ -422,19 +426,24 @@ def _name_runs(store: RolloutStore, args: argparse.Namespace, members: Sequence[
         member.run_id = run_id or f"{member.target.suite.manifest.name}-{model_slug(member.model.name)}-{stamp}"
     else:
         pairs = [PairName(m.model.name, m.target.suite.manifest.domain, m.target.suite.manifest.name) for m in members]
-        for member, run_id in zip(members, set_run_ids(args.run_name or stamp, pairs), strict=True):
-            member.run_id = run_id
+        base = args.run_name or stamp
         if args.resume and not args.run_name:
+            found: dict[int, str] = {}
             missing: list[ResumeError] = []
-            for member in members:
+            for index, member in enumerate(members):
                 try:
-                    member.run_id, _ = latest_run(store, member.target.label, member.model.name)
+                    found[index], _ = latest_run(store, member.target.label, member.model.name)
                 except ResumeError as error:  # not started before the set was stopped: it starts now
                     missing.append(error)
-            if len(missing) == len(members):
+            if not found:
                 raise missing[0]
-            resumed = [m.run_id for m in members if store.run_record(m.run_id) is not None]
-            print(f"resuming the latest run of each suite and model: {', '.join(resumed)}", file=sys.stderr)
+            names = {record.name for run_id in found.values() if (record := store.run_record(run_id)) is not None}
+            base = names.pop() if len(names) == 1 and "" not in names else base  # the stopped set's NAME
+            print(f"resuming the latest run of each suite and model: {', '.join(found.values())}", file=sys.stderr)
+        for index, (member, run_id) in enumerate(zip(members, set_run_ids(base, pairs), strict=True)):
+            member.run_id, member.name = run_id, base
+            if args.resume and not args.run_name and index in found:
+                member.run_id = found[index]
     if not args.resume:  # before any run starts: a set is refused whole, not after its first runs
         for member in members:
             if store.run_record(member.run_id) is not None:
@@ -481,7 +490,15 @@ def _run_passes(store: RolloutStore, args: argparse.Namespace, members: Sequence
                     continue
                 model = member.model
                 progress = _store_run(
-                    store, args, member.target, model.name, model.make_agent, settings, member.run_id, display
+                    store,
+                    args,
+                    member.target,
+                    model.name,
+                    model.make_agent,
+                    settings,
+                    member.run_id,
+                    display,
+                    member.name,
                 )
                 if member.progress is None:
                     member.progress = progress
