@@ -424,6 +424,7 @@ def _name_runs(store: RolloutStore, args: argparse.Namespace, members: Sequence[
                 file=sys.stderr,
             )
         member.run_id = run_id or f"{member.target.suite.manifest.name}-{model_slug(member.model.name)}-{stamp}"
+        member.name = args.run_name or ""
     else:
         pairs = [PairName(m.model.name, m.target.suite.manifest.domain, m.target.suite.manifest.name) for m in members]
         base = args.run_name or stamp

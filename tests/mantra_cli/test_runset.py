@@ -87,7 +87,8 @@ def test_a_set_runs_every_model_on_every_suite_in_one_process(
     assert progress and all(line.split()[1].endswith("/8") for line in progress)  # one display over the set
     assert progress[-1].split()[1:3] == ["8/8", "(100%)"]
     with RolloutStore(db) as store:
-        assert store.run_record("S-scripted_noop-retail").config["suite"] == "retail"  # its own, not the set's
+        record = store.run_record("S-scripted_noop-retail")
+        assert record is not None and record.config["suite"] == "retail" and record.name == "S"  # its own suite
 
     # The set again without --resume is refused whole, before any of its runs starts.
     assert main(args) == 2
@@ -168,6 +169,8 @@ def test_retry_passes_stop_at_n(
     args = ["--model", "scripted:flaky", "--cases", "fig1-case1", "--attempts", "1", "--retries", "0", "--db", str(db)]
     assert main([*args, "--run-name", "G"]) == 1
     capsys.readouterr()
+    with RolloutStore(db) as store:  # a single run stores its --run-name as before
+        assert (record := store.run_record("G")) is not None and record.name == "G"
     assert main([*args, "--resume", "--retry-errors", "3"]) == 1  # "G": the latest run of the suite and model
     err = capsys.readouterr().err
     assert "retry pass 3 of 3: 1 retryable error episodes in 1 runs" in err and "pass 4" not in err
