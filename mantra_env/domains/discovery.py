@@ -39,6 +39,9 @@ PATH_VARIABLE = "MANTRA_DOMAINS_PATH"
 USER_MODULE_PREFIX = "mantra_user_domains"
 """Domains found on the path are imported as ``mantra_user_domains.<name>`` (so that relative imports work)."""
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+ALL_DOMAINS = "all"
+"""Not a domain name: ``--suite all`` names every domain's default suite."""
+_RESERVED = f"the name {ALL_DOMAINS!r} is reserved (`--suite {ALL_DOMAINS}` runs every domain's default suite)"
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,9 @@ def _entry_points_on(path: tuple[str, ...]) -> list[DomainSource]:
     found = []
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         origin = f"entry point {entry.name} = {entry.value}" + (f" of {entry.dist.name}" if entry.dist else "")
+        if entry.name == ALL_DOMAINS:
+            warnings.warn(f"{ENTRY_POINT_GROUP}: {origin}: {_RESERVED}; rename it; skipped", UserWarning, stacklevel=2)
+            continue
         try:  # finds the folder without running the module itself (a dotted name imports its parents)
             spec = importlib.util.find_spec(entry.module)
         except (ImportError, ValueError):
@@ -217,6 +223,9 @@ def _on_path() -> list[DomainSource]:
                     "starting with a letter"
                 )
                 continue
+            if folder.name == ALL_DOMAINS:
+                _skip(f"{folder}: {_RESERVED}; rename the folder")
+                continue
             module = f"{USER_MODULE_PREFIX}.{folder.name}"
             found.append(DomainSource(folder.name, folder.resolve(), module, PATH_VARIABLE))
     return found
@@ -233,6 +242,7 @@ def _skip(problem: str) -> None:
 
 
 __all__ = [
+    "ALL_DOMAINS",
     "ENTRY_POINT_GROUP",
     "PATH_VARIABLE",
     "DomainInfo",

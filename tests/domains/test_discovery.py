@@ -191,6 +191,18 @@ def test_n9_a_bad_path_entry_disables_only_itself_with_a_warning(
     assert find_suite("operations")[1].manifest.domain == "operations"
 
 
+def test_a_domain_named_all_is_refused_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forget_user_domains: None
+) -> None:
+    root = tmp_path / "domains"
+    write_domain(root, name="desk")
+    write_domain(root, name="all")  # `--suite all` means every domain's default suite
+    monkeypatch.setenv(PATH_VARIABLE, str(root))
+    with pytest.warns(UserWarning, match=r"all: the name 'all' is reserved \(`--suite all` runs every domain"):
+        names = domain_names()
+    assert "desk" in names and "all" not in names
+
+
 def test_n9_a_domain_whose_import_raises_is_one_line_when_asked_for(
     user_domains: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
