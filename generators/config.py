@@ -158,7 +158,15 @@ class ValidationSettings(_Strict):
 
 
 class CheckSettings(_Strict):
-    """The checks stage's stricter answer checks (issue 33 item 5); off when absent, so older recordings replay."""
+    """The checks stage's gated behaviours (issue 33 items 3 and 5); each off when absent, so older recordings
+    replay byte for byte."""
+
+    answer_checks: bool = Field(
+        default=False,
+        description="The checks stage writes ANSWER checks for information requests (their facts resolved on the "
+        "case's database at export), and the export refuses a case that asks for information without one "
+        "(screening reason missing_answer_check). Off: the checks stage and the export as before.",
+    )
 
     refuse_unfit_pins: bool = Field(
         default=False,
@@ -193,15 +201,6 @@ class ExportSettings(_Strict):
     )
 
 
-class ChecksSettings(_Strict):
-    answer_checks: bool = Field(
-        default=False,
-        description="The checks stage writes ANSWER checks for information requests (their facts resolved on the "
-        "case's database at export), and the export refuses a case that asks for information without one "
-        "(screening reason missing_answer_check). Off: the checks stage and the export as before.",
-    )
-
-
 class GenerationConfig(_Strict):
     """A whole config file."""
 
@@ -218,7 +217,6 @@ class GenerationConfig(_Strict):
     web_ui: WebUISettings = Field(default_factory=WebUISettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)
-    checks: ChecksSettings = Field(default_factory=ChecksSettings)
 
     def stage_model(self, stage: str) -> StageModel:
         """The effective model settings of ``stage`` (override fields over the ``llm`` defaults)."""
