@@ -6,9 +6,10 @@ connected *groups*, and whole groups go to one side, so no manual chunk is seen 
 leaves a single group (every sample overlaps), the split falls back to samples and reports the chunks both sides
 share (:attr:`SuiteSplit.shared_chunks`).
 
-Each group goes to the test side when a hash of ``(domain/suite, version, group key)`` falls below the test fraction
-(:data:`TEST_FRACTION`), so the split is the same on every run and machine and changes only with the suite's
-version; where the hash leaves a side empty, the group with the lowest (highest) hash moves to test (train).
+The groups are ordered by a SHA-256 hash of ``(domain/suite, version, group key)`` and taken into the test side in
+that order until it holds the test fraction (:data:`TEST_FRACTION`) of the cases, at least one group and never all
+of them; so the split is the same on every run and machine, changes only with the suite's version or its groups,
+and its size is near the fraction (a per-group coin would leave a 22-group suite with 2 test cases).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mantra_env.errors import MantraError
 from mantra_env.tools import ToolSpec
 
 TEST_FRACTION = 0.2
-"""The default share of groups that go to the test side."""
+"""The default share of a suite's cases that go to the test side (whole groups: the share is reached or passed)."""
 
 SPLITS = ("train", "test")
 Split = Literal["train", "test"]
@@ -86,13 +87,13 @@ def suite_split(suite: Suite, test_fraction: float = TEST_FRACTION) -> SuiteSpli
         by, grouped = "samples", [[key] for key in samples]
     seed = f"{suite.manifest.domain}/{suite.manifest.name}\n{suite.manifest.version}\n"
     ranks = [_unit_hash(seed + "|".join(sorted(keys))) for keys in grouped]
-    test = {index for index, rank in enumerate(ranks) if rank < test_fraction}
-    if len(grouped) >= 2:
-        if not test:
-            test = {min(range(len(ranks)), key=ranks.__getitem__)}
-        elif len(test) == len(grouped):
-            test.discard(max(range(len(ranks)), key=ranks.__getitem__))
     groups = [sorted(case.id for key in keys for case in samples[key]) for keys in grouped]
+    test: set[int] = set()
+    wanted = test_fraction * len(suite.cases)
+    for index in sorted(range(len(groups)), key=ranks.__getitem__)[: len(groups) - 1]:  # one group stays train
+        if sum(len(groups[taken]) for taken in test) >= wanted:
+            break
+        test.add(index)
     test_ids = {case_id for index in test for case_id in groups[index]}
     train_chunks = {chunk for case in suite.cases if case.id not in test_ids for chunk in case.sample_chunk_ids}
     test_chunks = {chunk for case in suite.cases if case.id in test_ids for chunk in case.sample_chunk_ids}

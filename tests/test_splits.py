@@ -17,10 +17,10 @@ from agents.tags import played_case_tags
 from mantra_env.case import Suite
 from mantra_env.domains import find_suite
 from mantra_env.registration import catalog
-from mantra_env.splits import SplitError, sample_key, split_suite, suite_split
+from mantra_env.splits import TEST_FRACTION, SplitError, sample_key, split_suite, suite_split
 
 ROOT = Path(__file__).resolve().parents[1]
-PINNED_STARTER_TEST = ["fig1-case1", "hw-short-lead-po", "hw-long-lead-standard", "sw-unapproved"]
+PINNED_STARTER_TEST = ["fig1-case1", "hw-short-lead-po", "hw-long-lead-standard"]
 SHIPPED = [entry.run_name for entry in catalog()[0] if "/" in entry.run_name]  # domain/suite names
 
 
@@ -38,6 +38,8 @@ def test_no_sample_or_group_is_on_both_sides_and_both_sides_are_non_empty(name: 
     split = suite_split(suite)
     assert split.train and split.test
     assert sorted(split.train + split.test) == sorted(case.id for case in suite.cases)
+    wanted = TEST_FRACTION * len(suite.cases)  # the fraction, reached with whole groups
+    assert wanted <= len(split.test) < wanted + max(len(group) for group in split.groups)
     test = set(split.test)
     for group in split.groups:
         assert set(group) <= test or not set(group) & test, group

@@ -35,7 +35,8 @@ class MantraVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]  # verifiers sh
         self.suite, self.reward_mode, self.max_steps = suite, reward, max_steps
         self._envs: dict[str, MantraEnv] = {}
         probe = make_env(suite)
-        rows, tools = [], []
+        rows: list[dict[str, Any]] = []
+        tools: list[dict[str, Any]] = []
         for case in probe.suite.cases:
             opening, _ = probe.reset(options={"case": case.id})
             data = json.loads(opening)
