@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agents.base import play
 from agents.scripted import SCRIPTED
-from mantra_env.case import Suite
+from mantra_env.case import Suite, cases_digest
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.splits import CaseTags, case_tags, write_tool_names
@@ -20,8 +20,10 @@ _CACHE: dict[tuple[str, str, int, str], dict[str, CaseTags]] = {}
 def played_case_tags(suite: Suite, domain: Domain) -> dict[str, CaseTags]:
     """The tags per case id of ``suite``, ``baselines_passed`` filled in by playing :data:`BASELINES`."""
     manifest = suite.manifest
-    key = (manifest.domain, manifest.name, manifest.version, manifest.cases_digest)
-    if not manifest.cases_digest or key not in _CACHE:  # a suite built in memory has no digest: never cached
+    # keyed by the cases themselves: a suite built in memory (one split side, an edited copy) may carry the
+    # manifest, and so the stored digest, of the suite it came from
+    key = (manifest.domain, manifest.name, manifest.version, cases_digest(suite.cases))
+    if key not in _CACHE:
         tags = case_tags(suite, write_tool_names(domain.episode_constants.specs))
         env = MantraEnv(suite, domain)
         try:
@@ -36,7 +38,5 @@ def played_case_tags(suite: Suite, domain: Domain) -> dict[str, CaseTags]:
         played = {
             case_id: tag.model_copy(update={"baselines_passed": passing[case_id]}) for case_id, tag in tags.items()
         }
-        if not manifest.cases_digest:
-            return played
         _CACHE[key] = played
     return _CACHE[key]

@@ -131,3 +131,10 @@ def test_tags_follow_the_plan_checks_and_the_baselines_played() -> None:
         "ANSWER" in entry.text for case in suite.cases for entry in case.checks
     )
     assert played_case_tags(suite, domain) is tags  # played once per suite and process
+
+
+def test_played_tags_of_one_side_are_that_sides_not_the_suites() -> None:
+    domain, suite = find_suite("operations/starter")
+    assert domain is not None
+    assert set(played_case_tags(split_suite(suite, "test"), domain)) == set(suite_split(suite).test)
+    assert set(played_case_tags(suite, domain)) == {case.id for case in suite.cases}
