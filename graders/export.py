@@ -22,10 +22,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from agents.tags import played_case_tags
 from mantra_env.domains import Domain, find_suite
 from mantra_env.errors import MantraError
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.resume import suite_hash
+from mantra_env.splits import CaseTags, check_split
 from mantra_env.store import RolloutStore
 from mantra_env.trace import ToolCall, ToolError, Trace
 
@@ -62,6 +64,9 @@ class ExportRecord(BaseModel):
     demonstration: bool
     """True for the oracle's episodes: its SMT-proven compliant plan, with synthesized assistant tool calls."""
     messages_source: Literal["model", "trace"]
+    tags: dict[str, JsonValue]
+    """The case's tags at export (:class:`mantra_env.splits.CaseTags`: its split side, action or refusal, plan
+    length, checks, answer checks, first valid round, the writeless baselines that pass it)."""
 
 
 # -- the structure check ------------------------------------------------------------------------------------------
@@ -262,18 +267,21 @@ WHERE run_id = ? AND case_id = ? AND attempt = ? ORDER BY step
 
 
 def export_records(
-    db: Path | str, *, passed_only: bool = False, include_oracle: bool = False
+    db: Path | str, *, passed_only: bool = False, include_oracle: bool = False, split: str | None = None
 ) -> Iterator[ExportRecord]:
     """The selected episodes of the rollout database ``db`` as records, read through a read-only store (a live
     run's snapshot while a run writes). Models' episodes always; the oracle's only with ``include_oracle``;
-    the other scripted baselines and infrastructure errors never. ``passed_only`` keeps the episodes that pass
+    the other scripted baselines and infrastructure errors never. ``split`` (``train`` or ``test``,
+    :mod:`mantra_env.splits`) keeps the episodes of that side's cases. ``passed_only`` keeps the episodes that pass
     the combined verdict, so only those of runs graded by this mantra-env's grader version (an older run's pass
     was never checked for unrequested writes: :func:`older_grader_passes` counts what that leaves out).
 
     Raises:
         ExportError: no such database, nothing selected, or a run's suite changed since it ran.
+        SplitError: a split other than ``train``, ``test`` or None.
         StoreError: not a mantra-env rollout database.
     """
+    check_split(split)
     if str(db) != ":memory:" and not Path(db).is_file():
         raise ExportError(f"{db}: no such rollout database (run `mantra run` first, or pass --db PATH)")
     wheres = ["AND (r.model NOT LIKE 'scripted:%'" + (" OR r.model = ?)" if include_oracle else ")")]
@@ -285,14 +293,15 @@ def export_records(
         rows = store.query(_EPISODES.format(where=" ".join(wheres)), params)
         if not rows:
             raise ExportError(_nothing_selected(store, passed_only=passed_only, include_oracle=include_oracle))
-        suites: dict[str, tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str]]] = {}
+        suites: dict[str, tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str], dict[str, CaseTags]]] = {}
+        exported = 0
         for (
             run_id, case_id, attempt, status, reward, verdict, stored, final_answer, suite, stored_hash, model,
             unrequested, grader_version,
         ) in rows:  # fmt: skip
             if suite not in suites:
                 suites[suite] = _suite_context(suite)
-            domain, current_hash, tools, prompts = suites[suite]
+            domain, current_hash, tools, prompts, tags = suites[suite]
             if stored_hash is not None and stored_hash != current_hash:
                 raise ExportError(
                     f"run {run_id} ran suite {suite} with content hash {stored_hash}, but that suite is now "
@@ -301,6 +310,9 @@ def export_records(
                 )
             if case_id not in prompts:
                 raise ExportError(f"run {run_id}: case {case_id} is not in suite {suite} any more")
+            if split is not None and tags[case_id].split != split:
+                continue
+            exported += 1
             trace = _trace(store, run_id, case_id, attempt, final_answer)
             messages, source = _messages(domain.manual, prompts[case_id], json.loads(stored), trace)
             yield ExportRecord(
@@ -310,7 +322,10 @@ def export_records(
                 grader_version=grader_version, suite=suite, suite_hash=stored_hash,
                 case_id=case_id, attempt=attempt, model=model, run_id=run_id,
                 demonstration=model == ORACLE_MODEL, messages_source=source,
+                tags=tags[case_id].model_dump(mode="json"),
             )  # fmt: skip
+        if not exported:
+            raise ExportError(f"no selected episode is of a {split} case; export without --split, or run those cases")
 
 
 def _messages(
@@ -327,15 +342,19 @@ def _messages(
     return trace_messages(system, prompt, trace), "trace"
 
 
-def _suite_context(suite: str) -> tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str]]:
+def _suite_context(
+    suite: str,
+) -> tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str], dict[str, CaseTags]]:
     try:
         domain, loaded = find_suite(suite)
     except MantraError as error:
         raise ExportError(f"the stored runs' suite {suite} cannot be loaded: {error}") from None
     if domain is None:
         raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
-    tools = [spec.openai_schema() for spec in domain.episode_constants.specs]
-    return domain, suite_hash(loaded, domain), tools, {case.id: case.scenario.prompt for case in loaded.cases}
+    specs = domain.episode_constants.specs
+    tools = [spec.openai_schema() for spec in specs]
+    prompts = {case.id: case.scenario.prompt for case in loaded.cases}
+    return domain, suite_hash(loaded, domain), tools, prompts, played_case_tags(loaded, domain)
 
 
 def _trace(store: RolloutStore, run_id: str, case_id: str, attempt: int, final_answer: str | None) -> Trace:

@@ -68,7 +68,7 @@ def dataset_rows(records: Sequence[ExportRecord]) -> list[dict[str, Any]]:
     rows = []
     for record in records:
         row = record.model_dump(mode="json")
-        for name in ("tools", "verdict", "unrequested_writes"):
+        for name in ("tools", "verdict", "unrequested_writes", "tags"):
             row[name] = json.dumps(row[name], ensure_ascii=False)
         rows.append(row)
     return rows
@@ -111,6 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the checks alone, are left out)",
     )
     parser.add_argument("--include-oracle", action="store_true", help="add the oracle's compliant demonstrations")
+    parser.add_argument(
+        "--split",
+        choices=("train", "test"),
+        help="only the episodes of that side's cases (each suite's deterministic train/test split, see README)",
+    )
     parser.add_argument("--out", help="output file (openai-jsonl) or folder (hf-dataset); default under results/")
     parser.add_argument("--force", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
@@ -124,7 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out.is_dir() and args.format == "openai-jsonl":
             raise ExportError(f"{out} is a folder: --format openai-jsonl writes one file; pass a file as --out")
         records = checked(
-            list(export_records(args.db, passed_only=args.passed_only, include_oracle=args.include_oracle))
+            list(
+                export_records(
+                    args.db, passed_only=args.passed_only, include_oracle=args.include_oracle, split=args.split
+                )
+            )
         )
         try:  # each writer removes its temporary file or folder: nothing is left half-written
             (write_jsonl if args.format == "openai-jsonl" else write_dataset)(records, out)

@@ -23,15 +23,17 @@ from mantra_env.domains.discovery import ENV_VERSION, SuiteEntry, domain_source,
 from mantra_env.errors import MantraError
 
 
-def make_env(suite: str, **kwargs: Any) -> Any:
-    """Build a :class:`~mantra_env.env.MantraEnv` for a suite name (``operations/starter``) or folder."""
+def make_env(suite: str, split: str | None = None, **kwargs: Any) -> Any:
+    """Build a :class:`~mantra_env.env.MantraEnv` for a suite name (``operations/starter``) or folder; ``split``
+    (``"train"`` or ``"test"``, :mod:`mantra_env.splits`) keeps only that side's cases."""
     from mantra_env.domains import DomainError, find_suite
     from mantra_env.env import MantraEnv
+    from mantra_env.splits import split_suite
 
     domain, loaded = find_suite(suite)
     if domain is None:
         raise DomainError(f"suite {suite!r} names domain {loaded.manifest.domain!r}, which mantra-env cannot find")
-    return MantraEnv(loaded, domain, **kwargs)
+    return MantraEnv(split_suite(loaded, split), domain, **kwargs)
 
 
 VERSION = ENV_VERSION

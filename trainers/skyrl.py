@@ -60,10 +60,11 @@ class MantraTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no ty
         self.env.close()
 
 
-def dataset_rows(suite: str) -> list[dict[str, Any]]:
-    """One SkyRL dataset row per case of ``suite``: the opening messages, the env class and the case (the reward
-    mode is the trainer's ``env_config``, the same for every row)."""
-    env = make_env(suite)
+def dataset_rows(suite: str, split: str | None = None) -> list[dict[str, Any]]:
+    """One SkyRL dataset row per case of ``suite`` (of its ``split``, ``"train"`` or ``"test"``, if given:
+    :mod:`mantra_env.splits`): the opening messages, the env class and the case (the reward mode is the trainer's
+    ``env_config``, the same for every row)."""
+    env = make_env(suite, split=split)
     rows = []
     for case in env.suite.cases:
         opening, _ = env.reset(options={"case": case.id})

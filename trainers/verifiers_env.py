@@ -6,7 +6,8 @@ Each dataset row is one case: the manual as the system message, the customer's r
 natively; every call is one :class:`MantraEnv` step, whose observation comes back as the tool message. The episode
 ends at the first assistant message without a tool call (the final answer) or when the env ends it (step limit).
 The rubric is the grader: the reward is :class:`MantraEnv`'s under ``reward`` (binary, fraction, shaped), the same
-number the benchmark scores, and the metric ``passed`` is the verdict.
+number the benchmark scores, and the metric ``passed`` is the verdict. With ``split=True`` the env trains on the
+suite's train cases and evaluates on its test cases (:mod:`mantra_env.splits`); otherwise both are every case.
 """
 
 from __future__ import annotations
@@ -20,18 +21,22 @@ from datasets import Dataset  # type: ignore[import-untyped]
 from mantra_env.env import MantraEnv
 from mantra_env.registration import make_env
 from mantra_env.rewards import REWARD_MODES
+from mantra_env.splits import suite_split
 
 
 class MantraVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]  # verifiers ships no type information
     """The cases of ``suite``; one :class:`MantraEnv` per rollout, kept out of the (serialisable) state."""
 
-    def __init__(self, suite: str, reward: str = "binary", max_steps: int = 30, **kwargs: Any) -> None:
+    def __init__(
+        self, suite: str, reward: str = "binary", max_steps: int = 30, split: bool = False, **kwargs: Any
+    ) -> None:
         if reward not in REWARD_MODES:
             raise ValueError(f"unknown reward {reward!r}: use one of {', '.join(REWARD_MODES)}")
         self.suite, self.reward_mode, self.max_steps = suite, reward, max_steps
         self._envs: dict[str, MantraEnv] = {}
         probe = make_env(suite)
-        rows, tools = [], []
+        rows: list[dict[str, Any]] = []
+        tools: list[dict[str, Any]] = []
         for case in probe.suite.cases:
             opening, _ = probe.reset(options={"case": case.id})
             data = json.loads(opening)
@@ -45,9 +50,18 @@ class MantraVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]  # verifiers sh
         ]
         rubric = vf.Rubric(funcs=[self.mantra_reward], weights=[1.0])
         rubric.add_metric(self.passed)
-        dataset = Dataset.from_list(rows)
+        dataset = eval_dataset = Dataset.from_list(rows)
+        if split:
+            test = set(suite_split(probe.suite).test)
+            dataset = Dataset.from_list([row for row in rows if row["info"]["case"] not in test])
+            eval_dataset = Dataset.from_list([row for row in rows if row["info"]["case"] in test])
         super().__init__(
-            dataset=dataset, eval_dataset=dataset, tool_defs=tool_defs, rubric=rubric, max_turns=max_steps + 1, **kwargs
+            dataset=dataset,
+            eval_dataset=eval_dataset,
+            tool_defs=tool_defs,
+            rubric=rubric,
+            max_turns=max_steps + 1,
+            **kwargs,
         )
 
     # --- episode --------------------------------------------------------------------------------------------
@@ -112,6 +126,9 @@ class MantraVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]  # verifiers sh
         return 1.0 if state.get("mantra_passed") else 0.0
 
 
-def load_environment(suite: str = "operations", reward: str = "binary", max_steps: int = 30) -> MantraVerifiersEnv:
-    """The verifiers entry point: the cases of ``suite`` (a suite name such as ``retail``, or a path)."""
-    return MantraVerifiersEnv(suite, reward=reward, max_steps=max_steps)
+def load_environment(
+    suite: str = "operations", reward: str = "binary", max_steps: int = 30, split: bool = False
+) -> MantraVerifiersEnv:
+    """The verifiers entry point: the cases of ``suite`` (a suite name such as ``retail``, or a path); ``split``
+    trains on the suite's train cases and evaluates on its test cases."""
+    return MantraVerifiersEnv(suite, reward=reward, max_steps=max_steps, split=split)

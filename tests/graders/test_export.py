@@ -25,6 +25,7 @@ from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.resume import suite_hash
+from mantra_env.splits import SplitError, suite_split
 from mantra_env.store import RolloutStore, appender
 from mantra_env.store.records import EpisodeRecord, RunRecord
 from mantra_env.store.writer import EpisodeWriter
@@ -281,3 +282,17 @@ def test_passed_only_is_the_combined_verdict_of_this_grader(tmp_path: Path) -> N
     (record,) = export_records(tmp_path / "v.duckdb", passed_only=True)
     assert (record.run_id, record.attempt) == ("new", 1)
     assert older_grader_passes(tmp_path / "v.duckdb") == 1
+
+
+def test_split_keeps_one_sides_cases_and_records_carry_the_tags(scripted_db: Path) -> None:
+    everything = list(export_records(scripted_db, include_oracle=True))
+    split = suite_split(find_suite(SUITE)[1])
+    sides = {side: list(export_records(scripted_db, include_oracle=True, split=side)) for side in ("train", "test")}
+    for side, records in sides.items():
+        assert records and {record.case_id for record in records} <= set(split.cases(side))  # type: ignore[arg-type]
+        assert all(record.tags["split"] == side for record in records)
+    assert len(sides["train"]) + len(sides["test"]) == len(everything)
+    tags = everything[0].tags
+    assert tags["checks"] and tags["baselines_passed"] == [] and tags["kind"] is None  # starter: no stored plans
+    with pytest.raises(SplitError, match="'train', 'test' or None"):
+        list(export_records(scripted_db, include_oracle=True, split="dev"))

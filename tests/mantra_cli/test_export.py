@@ -114,3 +114,15 @@ def test_passed_only_says_which_passes_an_older_grader_scored(
     )
     err = capsys.readouterr().err
     assert "1 passed episode(s) of runs graded by an older grader" in err and len(err.strip().splitlines()) == 1
+
+
+def test_split_exports_one_side(scripted_db: Path, tmp_path: Path) -> None:
+    counts = {}
+    for side in ("train", "test"):
+        out = tmp_path / f"{side}.jsonl"
+        argv = ["--db", str(scripted_db), "--format", "openai-jsonl", "--include-oracle", "--out", str(out)]
+        assert export_main([*argv, "--split", side]) == 0
+        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert records and {record["tags"]["split"] for record in records} == {side}
+        counts[side] = len(records)
+    assert counts["train"] + counts["test"] == _oracle_count(scripted_db)

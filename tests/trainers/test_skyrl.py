@@ -18,6 +18,7 @@ from agents.scripted import oracle_plan
 from mantra_env.domains import find_suite
 from mantra_env.grading import grade
 from mantra_env.rewards import obligations, reward
+from mantra_env.splits import suite_split
 from tests.browser import serve
 from trainers.skyrl import MantraTextEnv, dataset_rows, register_env
 from trainers.text import reply_for_call
@@ -140,3 +141,9 @@ def test_rows_carry_the_cases_messages_and_a_missing_case_is_named() -> None:
     assert user == {"role": "user", "content": LOADED.cases[0].scenario.prompt}
     with pytest.raises(ValueError, match=r"extras\['case'\]"):
         MantraTextEnv(extras={"suite": SUITE})
+
+
+def test_rows_of_a_split_are_its_cases() -> None:
+    sides = suite_split(LOADED)
+    for side in ("train", "test"):
+        assert [row["case"] for row in dataset_rows(SUITE, split=side)] == sides.cases(side)  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from mantra_env.domains import find_suite
 from mantra_env.grading import grade
 from mantra_env.registration import make_env
 from mantra_env.rewards import obligations, reward
+from mantra_env.splits import suite_split
 from tests.browser import serve
 from trainers.verifiers_env import MantraVerifiersEnv, load_environment
 
@@ -166,3 +167,10 @@ def test_rows_are_the_cases_and_the_tools_are_native() -> None:
     assert {tool.name for tool in env.tool_defs} == {spec.name for spec in TOOLS}
     with pytest.raises(ValueError, match="unknown reward"):
         load_environment(suite=SUITE, reward="generous")
+
+
+def test_split_trains_on_train_and_evaluates_on_test() -> None:
+    env = load_environment(suite=SUITE, split=True)
+    sides = suite_split(LOADED)
+    assert [row["info"]["case"] for row in env.get_dataset()] == sides.train
+    assert [row["info"]["case"] for row in env.get_eval_dataset()] == sides.test
