@@ -111,9 +111,9 @@ def measure(suite: str, case: Case, every: int, memo: str | None) -> dict[str, A
     }
 
 
-def scaled(row: dict[str, Any]) -> float:
-    """The case's seconds at the reference machine."""
-    return float(row["seconds"]) * REFERENCE_US / float(row["calibration_us"])
+def scaled(row: dict[str, Any], field: str = "seconds") -> float:
+    """The case's seconds (or another field's) at the reference machine."""
+    return float(row[field]) * REFERENCE_US / float(row["calibration_us"])
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -132,8 +132,11 @@ def distribution(label: str, rows: Sequence[dict[str, Any]]) -> str:
             f"max {max(values):.2f} s, total {sum(values):,.1f} s"
         )
 
+    cpu = [float(row["cpu_seconds"]) for row in rows]
+    cpu_reference = [scaled(row, "cpu_seconds") for row in rows]
     return (
         f"{label} ({len(rows)} cases): {figures(seconds)}\n  at the {REFERENCE_US:g} us reference: {figures(reference)}"
+        f"\n  CPU seconds of the worker: {figures(cpu)}\n  CPU seconds at the reference: {figures(cpu_reference)}"
     )
 
 
@@ -142,7 +145,7 @@ def dominant(row: dict[str, Any]) -> str:
     return ", ".join(f"{name} {seconds:.1f}" for name, seconds in phases if seconds >= 0.05) or "-"
 
 
-def report(rows: Sequence[dict[str, Any]], wall: float, jobs: int) -> str:
+def report(rows: Sequence[dict[str, Any]], wall: float | None, jobs: int) -> str:
     lines = []
     calibrations = [float(row["calibration_us"]) for row in rows]
     lines.append(
@@ -152,17 +155,18 @@ def report(rows: Sequence[dict[str, Any]], wall: float, jobs: int) -> str:
     for suite in sorted({row["suite"] for row in rows}):
         lines.append(distribution(suite, [row for row in rows if row["suite"] == suite]))
     lines.append(distribution("overall", rows))
-    lines.append("slowest ten (seconds; at the reference; where the time went):")
+    lines.append("slowest ten (wall seconds; at the reference; CPU seconds; where the wall time went):")
     for row in sorted(rows, key=lambda row: -float(row["seconds"]))[:10]:
         lines.append(
-            f"  {row['seconds']:8.1f} s {scaled(row):8.1f} s  {row['suite']} {row['case']} (h={row['bound']}, "
-            f"{row['verdict']}): {dominant(row)}"
+            f"  {row['seconds']:8.1f} s {scaled(row):8.1f} s {row['cpu_seconds']:8.1f} s  {row['suite']} {row['case']} "
+            f"(h={row['bound']}, {row['verdict']}): {dominant(row)}"
         )
     verdicts = {
         verdict: sum(row["verdict"] == verdict for row in rows) for verdict in sorted({r["verdict"] for r in rows})
     }
     lines.append(f"verdicts: {', '.join(f'{count} {verdict}' for verdict, count in verdicts.items())}")
-    lines.append(f"wall time: {wall:,.1f} s with {jobs} job(s)")
+    if wall is not None:
+        lines.append(f"wall time: {wall:,.1f} s with {jobs} job(s)")
     return "\n".join(lines)
 
 
@@ -173,11 +177,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--memo", metavar="DIR", help="read and write solved cases here (default: solve cold)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the per-case rows here (JSON lines)")
+    parser.add_argument(
+        "--from-json", nargs="+", type=Path, metavar="ROWS", help="only print the report of rows written by --json"
+    )
     parser.add_argument("--calibrate-every", type=int, default=10, metavar="N", help="cases between calibrations")
     args = parser.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    if args.from_json:
+        rows = [json.loads(line) for path in args.from_json for line in path.read_text(encoding="utf-8").splitlines()]
+        print(report(rows, None, args.jobs) if rows else "no rows")
+        return 0
     chosen = selected(args.suite or shipped_suites(), args.cases)
     every = max(1, args.calibrate_every)
-    rows: list[dict[str, Any]] = []
     out = args.json.open("w", encoding="utf-8") if args.json else None
     started = time.perf_counter()
     print(f"calibration: sum(range(1000)) takes {calibration():.2f} us (before the run)", flush=True)

@@ -30,10 +30,17 @@ def test_rows_report_and_memo(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0  # again: both read back from the memo
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
     assert [(row["memo"], row["verdict"]) for row in rows] == [(True, "valid")] * 2
+    capsys.readouterr()
+
+    assert main(["--from-json", str(rows_path)]) == 0  # the report again from stored rows, nothing solved
+    out = capsys.readouterr().out
+    assert "operations/starter (2 cases): median" in out and "CPU seconds at the reference" in out
+    assert "wall time: " not in out
 
 
 def test_figures_scale_to_the_reference_and_p90_is_nearest_rank() -> None:
     assert scaled({"seconds": 2.0, "calibration_us": 50.0}) == pytest.approx(1.0)
+    assert scaled({"cpu_seconds": 4.0, "calibration_us": 50.0}, "cpu_seconds") == pytest.approx(2.0)
     assert percentile([float(n) for n in range(1, 11)], 0.9) == 9.0
     assert percentile([5.0], 0.9) == 5.0
     assert {Path(folder).name for folder in shipped_suites()} >= {"starter", "generated"}
