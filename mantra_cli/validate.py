@@ -117,10 +117,13 @@ def outcomes(chosen: Sequence[tuple[str, Domain, Case]], jobs: int) -> Iterator[
         for suite, domain, case in chosen:
             yield recheck(suite, case, domain)
         return
-    with ProcessPoolExecutor(jobs) as pool:
+    pool = ProcessPoolExecutor(jobs)
+    try:
         futures = [pool.submit(_recheck_in_worker, suite, case) for suite, _, case in chosen]
         for future in futures:
             yield future.result()
+    finally:  # interrupted: cases not started yet are dropped, not solved
+        pool.shutdown(cancel_futures=True)
 
 
 def exit_code(counts: Mapping[str, int]) -> int:
@@ -137,11 +140,11 @@ def render(outcome: CaseOutcome) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
         "mantra_cli.validate",
-        __doc__.split("\n\n")[0],
+        __doc__,
         "--suite operations/starter                 # a shipped suite",
         "--suite path/to/my-suite                   # a folder with suite.jsonl and manifest.json",
         "--suite all --jobs 2                       # every suite `mantra suites` lists, two processes",
-        "--suite retail --cases retail-012 retail-040",
+        "--suite airline --cases generated-s004-1 generated-s004-2   # two cases of a domain's default suite",
     )
     parser.add_argument(
         "--suite", action="append", required=True, metavar="NAME|PATH",
@@ -159,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts = dict.fromkeys(("valid", "accepted", "unknown", "invalid"), 0)
         for done, outcome in enumerate(outcomes(chosen, args.jobs), 1):
             counts[outcome.verdict] += 1
-            progress.close()
+            if progress.interactive:  # the case's line where the bar was; the bar is drawn again below it
+                print("\r\033[K", end="", file=progress.stream, flush=True)
             print(render(outcome), flush=True)
             progress.update(done, " ".join(f"{name} {count}" for name, count in counts.items() if count))
         progress.close()
