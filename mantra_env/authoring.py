@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -123,12 +124,34 @@ def world_model_text(source: SuiteSource, case: CaseSource) -> str:
     return text[:-1] + goal + ")\n"
 
 
-def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[ValidationRecord, list[QueryResult]]:
-    """Run the forward, backward and compliant-witness queries for ``case`` at ``bound``."""
+def validate_case(
+    case: Case, tools: Sequence[ToolSpec], bound: int, timings: dict[str, float] | None = None
+) -> tuple[ValidationRecord, list[QueryResult]]:
+    """Run the forward, backward and compliant-witness queries for ``case`` at ``bound``.
+
+    ``timings``, if given, receives where the time went, in seconds: ``build`` (encoding and loading the formula),
+    ``forward``, ``backward`` and ``witness`` (the queries' own solves), and the witness passes ``shortest``,
+    ``readable`` and ``canonical`` (benchmarks/revalidate.py reports what dominates)."""
+    started = time.perf_counter()
     solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools)
+    if timings is not None:
+        solver.pass_seconds = timings
+        solver.solver  # noqa: B018 -- built here, so that the first query's time is its own
+        timings["build"] = time.perf_counter() - started
     forward = solver.forward(shortest=True)
     backward = solver.backward_all(shortest=True)
     witness = solver.compliant_witness()
+    if timings is not None:
+        for query, solved in (("forward", [forward]), ("backward", backward), ("witness", [witness])):
+            timings[query] = sum(result.seconds for result in solved)
+    return validation_record(bound, forward, backward, witness), [forward, *backward, witness]
+
+
+def validation_record(
+    bound: int, forward: QueryResult, backward: Sequence[QueryResult], witness: QueryResult
+) -> ValidationRecord:
+    """The validation record of a case from its queries' results: validated if forward and every backward query
+    are consistent and a compliant witness was found."""
     results = [forward, *backward, witness]
     backward_status = (
         "unknown" if any(r.status == "unknown" for r in backward)
@@ -136,14 +159,13 @@ def validate_case(case: Case, tools: Sequence[ToolSpec], bound: int) -> tuple[Va
         else "consistent"
     )  # fmt: skip
     ok = forward.status == "consistent" and backward_status == "consistent" and witness.status == "found"
-    record = ValidationRecord(
+    return ValidationRecord(
         status="validated" if ok else "awaiting_human",
         trace_bound=bound,
         forward=forward.status if forward.status != "found" else None,
         backward=backward_status,
         history=[{"query": r.query, "check_id": r.check_id, "status": r.status} for r in results],
     )
-    return record, results
 
 
 def case_lints(case: Case, tools: Sequence[ToolSpec], model_name: str) -> list[Lint]:
@@ -193,7 +215,7 @@ def build_suite(source_path: Path, warn: Callable[[Lint], None] | None = None) -
         if record.status != "validated":
             # an argument-insensitive effect is the usual cause of a backward conflict: say so beside the witness
             maybe = "".join(f"\nwarning: {lint.render()}" for lint in lints)
-            failures.append(f"case {entry.id} does not validate:\n" + _explain(results) + maybe)
+            failures.append(f"case {entry.id} does not validate:\n" + explain(results) + maybe)
             continue
         validated = case.model_copy(update={"validation": record})
         if source.oracle_plans:
@@ -217,7 +239,8 @@ def build_suite(source_path: Path, warn: Callable[[Lint], None] | None = None) -
     return Suite(manifest=manifest, cases=cases)
 
 
-def _explain(results: list[QueryResult]) -> str:
+def explain(results: list[QueryResult]) -> str:
+    """The queries that failed (conflict, unknown, infeasible), each with its reason and witness."""
     lines = []
     for result in results:
         bad = result.status in ("conflict", "unknown", "infeasible")

@@ -45,9 +45,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Literal, TypeAlias
+from typing import Any, Concatenate, Literal, ParamSpec, TypeAlias, TypeVar
 
 import z3
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -150,6 +150,32 @@ class QueryResult(BaseModel):
     seconds: float = Field(default=0.0, description="Solver time of the query (witness shortening excluded).")
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _timed_pass(
+    name: str,
+) -> Callable[[Callable[Concatenate[CaseSolver, _P], _R]], Callable[Concatenate[CaseSolver, _P], _R]]:
+    """Adds the wall time of a witness pass to ``CaseSolver.pass_seconds[name]`` when that is a dict (a
+    benchmark's breakdown, benchmarks/revalidate.py); with the default ``None`` it is one attribute test."""
+
+    def wrap(method: Callable[Concatenate[CaseSolver, _P], _R]) -> Callable[Concatenate[CaseSolver, _P], _R]:
+        def timed(self: CaseSolver, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            if self.pass_seconds is None:
+                return method(self, *args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self.pass_seconds[name] = self.pass_seconds.get(name, 0.0) + time.perf_counter() - started
+
+        timed.__doc__, timed.__name__ = method.__doc__, method.__name__
+        return timed
+
+    return wrap
+
+
 class CaseSolver:
     """The queries of one case: a world model, its check set, a bound and an initial state.
 
@@ -208,6 +234,8 @@ class CaseSolver:
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
         self._others: dict[int, int] = {}  # out-of-table Id values of the witness being decoded -> their ordinal
+        self.pass_seconds: dict[str, float] | None = None
+        """Set to ``{}`` to collect the wall time of the shortest, readable and canonical passes by name."""
 
     # --- solver --------------------------------------------------------------------------------------------------
 
@@ -595,6 +623,7 @@ class CaseSolver:
             calls.append(call.model_copy(update={"args": args}))
         return witness.model_copy(update={"calls": calls})
 
+    @_timed_pass("canonical")
     def _canonical(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """Fix the witness step by step: a read tool if one fits, then the lowest tool index that fits (binary
         search). The length is kept; a solver time-out keeps the trace found so far."""
@@ -623,6 +652,7 @@ class CaseSolver:
             fixed.append(step == high)
         return model
 
+    @_timed_pass("readable")
     def _readable(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """The same calls with arguments a reader can follow: each string argument keeps its value if the checks
         pin it for that parameter or the scenario states it under the parameter's name, else takes the
@@ -720,6 +750,7 @@ class CaseSolver:
             return None
         return self.solver.model() if answer == z3.sat else None
 
+    @_timed_pass("shortest")
     def _shortest(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> z3.ModelRef:
         """A model of ``assumptions`` with the fewest active steps (binary search on the length; a witness is
         read by people and judges, and by the oracle agent, so it should not wander)."""
