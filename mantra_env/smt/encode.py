@@ -59,6 +59,12 @@ SEMANTICS: tuple[Semantics, ...] = ("paper", "refusal")
 UNSTATED_BASE = -(2**40)
 
 
+def is_identifier(param: str) -> bool:
+    """Whether a tool parameter names a record (``id``, ``order_id``, ``line_id``): the env answers a value it
+    does not hold with "not found"."""
+    return param == "id" or param.endswith("_id")
+
+
 class EncodingError(ValueError):
     """Raised for inputs the encoding cannot represent (wrapped into typed errors by the callers)."""
 
@@ -77,6 +83,8 @@ class Encoding:
         extra_values: strings to intern besides those the inputs name (a pinned trace's free-text arguments).
         semantics: ``"paper"`` (postconditions of every call) or ``"refusal"`` (a call whose precondition
             fails is refused and leaves the state unchanged).
+        refuse_invented_ids: under ``"refusal"``, no trace calls a tool on an identifier nobody could know
+            (:meth:`_known_ids`). Off by default: generation configs opt in, so that shipped suites regenerate.
     """
 
     def __init__(
@@ -89,6 +97,7 @@ class Encoding:
         semantics: Semantics = "paper",
         list_bound: int | None = None,
         extra_values: Iterable[Any] = (),
+        refuse_invented_ids: bool = False,
     ) -> None:
         if bound < 1:
             raise EncodingError(f"the trace bound must be at least 1, not {bound}")
@@ -96,6 +105,7 @@ class Encoding:
             raise EncodingError(f"unknown semantics {semantics!r}: use one of {', '.join(SEMANTICS)}")
         self.semantics = semantics
         self.refusal = semantics == "refusal"
+        self.known_ids_only = self.refusal and refuse_invented_ids
         self.checked = checked
         self.checks = tuple(checks)
         self.bound = bound
@@ -254,6 +264,9 @@ class Encoding:
         for k, tool in enumerate(self.layout.tools):
             pres, posts = self._pre_post(tool)
             per_step.append(f"(=> (= t_{{i}} {k}) (= A_{{i}} {self.acceptance(_conj(pres))}))")
+            known = self._known_ids(tool)
+            if known:  # no trace calls a tool on an identifier nobody could know (see _known_ids)
+                per_step.append(f"(=> (= t_{{i}} {k}) {_conj(known)})")
             if posts:
                 per_step.append(f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})")
         template = f"(assert (and {' '.join(per_step)}))"
@@ -262,6 +275,39 @@ class Encoding:
         self._declare("ALLACC", "Bool")
         every = [f"(or (= t_{i} {self.noop}) A_{i})" for i in range(h)]
         self._emit(f"(assert (= ALLACC {_conj(every)}))")
+
+    def _known_ids(self, tool: str) -> list[str]:
+        """Refusal semantics: each identifier argument of ``tool`` names a record somebody could know. The env
+        answers any other with "not found", so such a call could neither change the state nor, as a refused
+        call, make a conflict that is not an artefact (a refused call on an invented id that an unpinned check
+        counts); the queries leave it out of their traces altogether. An identifier is a String parameter the
+        world model binds (an ``Id`` slot; not free text, not an enum) named like one (:func:`is_identifier`;
+        a name, a reason or an address is data the agent may compose). Known at step ``i``: a value of the intern table
+        (what the scenario states, the database holds, the checks pin, the model or a schema default names)
+        other than the model's enum values (statuses, not records), or one the state holds before the call (a
+        String leaf, or a member of an array of strings: what earlier accepted calls wrote, e.g. an id a create
+        call returned). Templates with ``{i}`` placeholders."""
+        if not self.known_ids_only:
+            return []
+        slots = [
+            slot
+            for name, slot in self.layout.slots[tool].items()
+            if slot.sort == "Id" and slot.enum is None and slot.bound and not slot.free_text and is_identifier(name)
+        ]
+        if not slots:
+            return []
+        layout = self.layout
+        strings = [n for n in layout.dynamic if layout.leaves[n].type == ScalarType("String")]
+        sets = [n for n in layout.dynamic if layout.leaves[n].type == ArrayType(ScalarType("String"))]
+        known = []
+        for slot in slots:
+            arg = slot.var("{i}")
+            statuses = [f"(not (= {arg} {n}))" for n in layout.status_ids]
+            options = [_conj([f"(<= 0 {arg})", f"(< {arg} {len(layout.interned)})", *statuses])]
+            options += [f"(= {arg} {layout.state('{i}', n)})" for n in strings]
+            options += [f"(select {layout.state('{i}', n)} {arg})" for n in sets]
+            known.append(_disj(options))
+        return known
 
     def _emit_goal(self) -> None:
         goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]
