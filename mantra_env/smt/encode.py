@@ -46,10 +46,34 @@ from typing import Any, Literal
 
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
 from mantra_env.errors import CheckValueError
-from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
+from mantra_env.smt.layout import (
+    DECLARED_SORT,
+    SORT_CODES,
+    Layout,
+    Slot,
+    id_value,
+    value_key,
+    written_paths,
+    z3_sort,
+)
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel.ast import ArrayType, EnumType, Expr, OpApp, RecordType, ScalarType, WorldModel
+from mantra_env.worldmodel.ast import (
+    ArrayType,
+    CollectionOp,
+    EnumType,
+    Expr,
+    ListLit,
+    Lit,
+    NextRef,
+    OpApp,
+    ParamRef,
+    RecordType,
+    ScalarType,
+    VarRef,
+    WorldModel,
+    subexpressions,
+)
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 Semantics = Literal["paper", "refusal"]
@@ -63,6 +87,40 @@ def is_identifier(param: str) -> bool:
     """Whether a tool parameter names a record (``id``, ``order_id``, ``line_id``): the env answers a value it
     does not hold with "not found"."""
     return param == "id" or param.endswith("_id")
+
+
+def returning_vars(model: WorldModel) -> set[str]:
+    """The String and array-of-String variables through which a call can return a value nobody stated: those a
+    postcondition writes other than as ``(= (next v) e)`` with ``e`` a parameter, a literal, or a union or
+    difference of ``v`` with parameters and literals (a create call's ``(not (= (next id) "none"))``). The
+    others only ever hold stated values or values the calls passed, so the encoding need not consult them (an
+    equality per step and slot that costs up to 3x on ``benchmarks/smt.py``'s list row)."""
+    kinds = (ScalarType("String"), ArrayType(ScalarType("String")))
+    holders = {var.name for var in model.vars if var.var_type in kinds}
+    found: set[str] = set()
+    for transition in model.transitions:
+        for post in transition.post:
+            assigned = _plain_assignment(post)
+            for name, path in written_paths(post):
+                if name in holders and not path and assigned != name:
+                    found.add(name)
+    return found
+
+
+def _plain_assignment(post: Expr) -> str | None:
+    """The variable ``v`` of a postcondition ``(= (next v) e)`` whose ``e`` passes values on, creates none."""
+    if not (isinstance(post, OpApp) and post.symbol == "=" and len(post.args) == 2):
+        return None
+    target, value = post.args
+    if not isinstance(target, NextRef):
+        return None
+    plain = all(
+        isinstance(node, ParamRef | Lit | ListLit)
+        or (isinstance(node, VarRef) and node.name == target.name)
+        or (isinstance(node, CollectionOp) and node.symbol in ("union", "difference"))
+        for node in subexpressions(value)
+    )
+    return target.name if plain else None
 
 
 class EncodingError(ValueError):
@@ -284,9 +342,9 @@ class Encoding:
         world model binds (an ``Id`` slot; not free text, not an enum) named like one (:func:`is_identifier`;
         a name, a reason or an address is data the agent may compose). Known at step ``i``: a value of the intern table
         (what the scenario states, the database holds, the checks pin, the model or a schema default names)
-        other than the model's enum values (statuses, not records), or one the state holds before the call (a
-        String leaf, or a member of an array of strings: what earlier accepted calls wrote, e.g. an id a create
-        call returned). Templates with ``{i}`` placeholders."""
+        other than the model's enum values (statuses, not records), or one the state holds before the call in a
+        variable that returns values (:func:`returning_vars`: what earlier accepted calls wrote, e.g. an id a
+        create call returned). Templates with ``{i}`` placeholders."""
         if not self.known_ids_only:
             return []
         slots = [
@@ -297,8 +355,10 @@ class Encoding:
         if not slots:
             return []
         layout = self.layout
-        strings = [n for n in layout.dynamic if layout.leaves[n].type == ScalarType("String")]
-        sets = [n for n in layout.dynamic if layout.leaves[n].type == ArrayType(ScalarType("String"))]
+        returned = returning_vars(self.checked.model)
+        holders = [n for n in layout.dynamic if not layout.leaves[n].path and layout.leaves[n].var in returned]
+        strings = [n for n in holders if layout.leaves[n].type == ScalarType("String")]
+        sets = [n for n in holders if layout.leaves[n].type == ArrayType(ScalarType("String"))]
         known = []
         for slot in slots:
             arg = slot.var("{i}")

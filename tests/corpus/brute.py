@@ -19,7 +19,10 @@ the initial state, every integer one above those, a junk value (``"<junk>"``, ``
 parameter only checks pin; the model's parameters are always supplied (as in the encoding). Initial variables
 the entry leaves open range over their Bool or enum values; an open String variable is unknown to the agent in
 the refusal mode (``"<unstated #n>"``, a value no argument takes, as the witness shows it) and ranges over the
-argument strings in the paper's.
+argument strings in the paper's. In the refusal mode a trace never calls a tool on an identifier (a String
+parameter the model binds named like an id, not free text) that names no stated value (a literal string that is
+not an enum value, a pinned value) and nothing a variable that returns values holds before the call, as
+``CaseSolver(refuse_invented_ids=True)``; ``"<junk>"`` is such an identifier.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantra_env.checks import Check, TraceIndex, atoms, evaluate, parse_check, tools_mentioned
-from mantra_env.smt.encode import is_identifier
+from mantra_env.smt.encode import is_identifier, returning_vars
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import check_model, parse_model
 from mantra_env.worldmodel.ast import (
@@ -154,7 +157,7 @@ class Simulator:
         self.checks: list[Check] = [parse_check(text) for text in checks]
         self.consts = {c.name: tuple(c.value) if isinstance(c.value, list) else c.value for c in self.model.consts}
         self.sets = {var.name for var in self.model.vars if var.var_type == ArrayType(STRING)}
-        self.string_vars = {var.name for var in self.model.vars if var.var_type == STRING}
+        self.returning = returning_vars(self.model)  # the variables the encoding consults for returned ids
         for var in self.model.vars:
             scalar = isinstance(var.var_type, ScalarType | EnumType) and var.var_type != ScalarType("Real")
             if not scalar and var.name not in self.sets:
@@ -277,8 +280,8 @@ class Simulator:
 
     def knows(self, state: Mapping[str, Any], call: Step) -> bool:
         """Whether every identifier argument of the call names a stated value or one the state holds."""
-        held = {v for name, v in state.items() if name in self.string_vars}
-        held |= {x for name in self.sets for x in state.get(name, ())}
+        held = {v for name, v in state.items() if name in self.returning and isinstance(v, str)}
+        held |= {x for name in self.sets & self.returning for x in state.get(name, ())}
         return all(
             call.args[name] in self.stated or call.args[name] in held for name in self.identifiers.get(call.tool, ())
         )
