@@ -9,7 +9,9 @@ from typing import Any
 
 from mantra_env.checks import Check, parse_check
 from mantra_env.smt import CaseSolver, Mode
+from mantra_env.smt.encode import returning_vars
 from mantra_env.tools import ToolSpec
+from mantra_env.worldmodel import parse_model
 
 # create_ticket returns a fresh id (any string but "none"); close_ticket needs that id. The scenario states no
 # ticket (an unstated String: no argument can name it), so only the created id can be closed.
@@ -115,3 +117,13 @@ def test_data_and_free_text_are_no_identifiers() -> None:
     # ... unless the schema marks it free text.
     tool = _note_tool("note_id", free_text=True)
     assert _solver(as_id, checks, 2, {"note": "none"}, [tool]).compliant_witness().status == "found"
+
+
+def test_only_variables_a_call_can_return_a_value_through_are_consulted() -> None:
+    model = parse_model(
+        CREATED.replace("(var closed Bool)", "(var closed Bool) (var last String) (var seen (Array String))").replace(
+            "(post (= (next closed) true))",
+            "(post (= (next closed) true) (= (next last) (param tid)) (= (next seen) (union seen (list (param tid)))))",
+        )
+    )
+    assert returning_vars(model) == {"ticket"}  # last and seen only hold what the calls passed
