@@ -322,11 +322,11 @@ class Encoding:
         for k, tool in enumerate(self.layout.tools):
             pres, posts = self._pre_post(tool)
             per_step.append(f"(=> (= t_{{i}} {k}) (= A_{{i}} {self.acceptance(_conj(pres))}))")
-            known = self._known_ids(tool)
-            if known:  # no trace calls a tool on an identifier nobody could know (see _known_ids)
-                per_step.append(f"(=> (= t_{{i}} {k}) {_conj(known)})")
             if posts:
                 per_step.append(f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})")
+        # No trace calls a tool on an identifier nobody could know: one clause per argument slot, over the tools
+        # that use it for one (a clause per tool tripled the text at 15 tools and slowed every query).
+        per_step += self._known_ids()
         template = f"(assert (and {' '.join(per_step)}))"
         for i in range(h):
             self._emit(template.format(i=i, j=i + 1))
@@ -334,39 +334,44 @@ class Encoding:
         every = [f"(or (= t_{i} {self.noop}) A_{i})" for i in range(h)]
         self._emit(f"(assert (= ALLACC {_conj(every)}))")
 
-    def _known_ids(self, tool: str) -> list[str]:
-        """Refusal semantics: each identifier argument of ``tool`` names a record somebody could know. The env
-        answers any other with "not found", so such a call could neither change the state nor, as a refused
-        call, make a conflict that is not an artefact (a refused call on an invented id that an unpinned check
-        counts); the queries leave it out of their traces altogether. An identifier is a String parameter the
-        world model binds (an ``Id`` slot; not free text, not an enum) named like one (:func:`is_identifier`;
-        a name, a reason or an address is data the agent may compose). Known at step ``i``: a value of the intern table
-        (what the scenario states, the database holds, the checks pin, the model or a schema default names)
-        other than the model's enum values (statuses, not records), or one the state holds before the call in a
-        variable that returns values (:func:`returning_vars`: what earlier accepted calls wrote, e.g. an id a
-        create call returned). Templates with ``{i}`` placeholders."""
+    def _known_ids(self) -> list[str]:
+        """Refusal semantics with ``refuse_invented_ids``: each identifier argument names a record somebody could
+        know. The env answers any other with "not found", so such a call could neither change the state nor, as
+        a refused call, make a conflict that is not an artefact (a refused call on an invented id that an
+        unpinned check counts); the queries leave it out of their traces altogether. An identifier is a String
+        parameter the world model binds (an ``Id`` slot; not free text, not an enum) named like one
+        (:func:`is_identifier`; a name, a reason or an address is data the agent may compose). Known at step
+        ``i``: a value of the intern table (what the scenario states, the database holds, the checks pin, the
+        model or a schema default names) other than the model's enum values (statuses, not records), or one the
+        state holds before the call in a variable that returns values (:func:`returning_vars`: what earlier
+        accepted calls wrote, e.g. an id a create call returned). Clauses with ``{i}`` placeholders."""
         if not self.known_ids_only:
             return []
-        slots = [
-            slot
-            for name, slot in self.layout.slots[tool].items()
-            if slot.sort == "Id" and slot.enum is None and slot.bound and not slot.free_text and is_identifier(name)
-        ]
-        if not slots:
-            return []
         layout = self.layout
+        users: dict[int, list[int]] = {}  # Id slot index -> the tools whose identifier it holds
+        for k, tool in enumerate(layout.tools):
+            for name, slot in layout.slots[tool].items():
+                if (
+                    slot.sort == "Id"
+                    and slot.enum is None
+                    and slot.bound
+                    and not slot.free_text
+                    and is_identifier(name)
+                ):
+                    users.setdefault(slot.index, []).append(k)
         returned = returning_vars(self.checked.model)
         holders = [n for n in layout.dynamic if not layout.leaves[n].path and layout.leaves[n].var in returned]
         strings = [n for n in holders if layout.leaves[n].type == ScalarType("String")]
         sets = [n for n in holders if layout.leaves[n].type == ArrayType(ScalarType("String"))]
         known = []
-        for slot in slots:
-            arg = slot.var("{i}")
+        for index, tools in sorted(users.items()):
+            arg = Slot("Id", index).var("{i}")
             statuses = [f"(not (= {arg} {n}))" for n in layout.status_ids]
             options = [_conj([f"(<= 0 {arg})", f"(< {arg} {len(layout.interned)})", *statuses])]
             options += [f"(= {arg} {layout.state('{i}', n)})" for n in strings]
             options += [f"(select {layout.state('{i}', n)} {arg})" for n in sets]
-            known.append(_disj(options))
+            called = _disj([f"(= t_{{i}} {k})" for k in tools])
+            known.append(f"(=> {called} {_disj(options)})")
         return known
 
     def _emit_goal(self) -> None:

@@ -85,7 +85,7 @@ def test_an_invented_id_is_refused_so_an_id_blind_write_makes_no_conflict() -> N
     assert refusal.backward(0).status == "consistent"
     # Every call names a stated value (the intern table holds only "P1"); acceptance stays the precondition.
     text = refusal.smtlib()
-    assert "(=> (= t_0 0) (and (<= 0 a_0_S0) (< a_0_S0 1)))" in text
+    assert "(=> (= t_0 0) (and (<= 0 a_0_S0) (< a_0_S0 1)))" in text  # one clause per slot, over its tools
     assert "(=> (= t_0 0) (= A_0 (= s_0_0 false)))" in text
     paper = _solver(IGNORED, checks, 3, {"ordered": False}, mode="paper")
     assert paper.forward().status == "conflict" and paper.backward(0).status == "conflict"
