@@ -140,9 +140,6 @@ class GenerationSampling(SamplingSettings):
 
 
 class ValidationSettings(_Strict):
-    n_rounds: int = Field(default=5, ge=1)
-    z3_trace_bound: int = Field(default=16, ge=1, le=256)
-    timeout_ms: int = Field(default=20_000, ge=100)
     refuse_invented_ids: bool = Field(
         default=False,
         description=(
@@ -152,6 +149,9 @@ class ValidationSettings(_Strict):
             " it off so that their suites regenerate byte for byte."
         ),
     )
+    n_rounds: int = Field(default=5, ge=1)
+    z3_trace_bound: int = Field(default=16, ge=1, le=256)
+    timeout_ms: int = Field(default=20_000, ge=100)
 
 
 class WebUISettings(_Strict):
