@@ -382,10 +382,13 @@ def calibration() -> float:
     return best
 
 
+SOLVER_OPTIONS: dict[str, Any] = {}  # --refuse-invented-ids sets refuse_invented_ids
+
+
 def audit(case: GeneratedCase, bound: int, mode: Mode = DEFAULT_MODE) -> Run:
     """Build a fresh solver for ``case`` at ``bound`` and run the forward and every backward query."""
     started = time.perf_counter()
-    solver = CaseSolver(case.model, case.checks, bound, case.initial, case.tools, mode=mode)
+    solver = CaseSolver(case.model, case.checks, bound, case.initial, case.tools, mode=mode, **SOLVER_OPTIONS)
     _ = solver.solver  # the first use parses the SMT-LIB text into Z3
     built = time.perf_counter()
     forward = solver.forward()
@@ -450,7 +453,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="also profile 150 tools h=16 and 15 tools h=64")
+    parser.add_argument(
+        "--refuse-invented-ids", action="store_true", help="CaseSolver(refuse_invented_ids=True) (the config option)"
+    )
     args = parser.parse_args()
+    SOLVER_OPTIONS["refuse_invented_ids"] = args.refuse_invented_ids
     cases = {n: generate_case(n, args.seed) for n in TOOL_COUNTS}
     cells = [(n, h) for n, h, _ in TARGETS] if args.quick else [(n, h) for n in TOOL_COUNTS for h in BOUNDS]
     list_case = generate_case(LIST_SIZE, args.seed, lists=True)
@@ -487,7 +494,9 @@ def main() -> None:
     unsolvable = []
     for n, case in [*cases.items(), (LIST_SIZE, list_case)]:
         is_list = case is list_case
-        witness = CaseSolver(case.model, case.checks, 16, case.initial, case.tools).compliant_witness()
+        witness = CaseSolver(
+            case.model, case.checks, 16, case.initial, case.tools, **SOLVER_OPTIONS
+        ).compliant_witness()
         length = len(witness.witness.calls) if witness.witness else 0
         runs = {mode: list_runs[mode].get(16) if is_list else by_mode[mode].get((n, 16)) for mode in MODES}
         outcomes = [f"{mode}: {summary(run.statuses) if run else '(not run)'}" for mode, run in runs.items()]

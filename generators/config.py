@@ -146,6 +146,15 @@ class GenerationSampling(SamplingSettings):
 
 
 class ValidationSettings(_Strict):
+    refuse_invented_ids: bool = Field(
+        default=False,
+        description=(
+            "Leave out of every trace a call whose identifier argument (a String parameter named id or *_id that"
+            " the world model binds) names no record the scenario states, the database holds or an earlier call"
+            " returned: the env answers it 'not found'. Set it to true in new configs; the shipped configs leave"
+            " it off so that their suites regenerate byte for byte."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)

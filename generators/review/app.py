@@ -309,7 +309,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             if action == "solve":
                 scenario = run.scenarios(sample_id)[scenario_id]
                 # in a worker thread: a solve can take minutes, and the event loop serves every other page
-                report = await run_in_threadpool(solve, review, scenario, run.tools, run.bound)
+                report = await run_in_threadpool(solve, review, scenario, run.tools, run.bound, run.refuse_invented_ids)
                 reports[(sample_id, scenario_id, review.revision)] = report
                 return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
             if action == "edit":

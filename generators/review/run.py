@@ -52,6 +52,10 @@ class ReviewRun:
     def bound(self) -> int:
         return self.config.validation.z3_trace_bound
 
+    @property
+    def refuse_invented_ids(self) -> bool:
+        return self.config.validation.refuse_invented_ids
+
     @cached_property
     def _graph(self) -> DocumentGraph | None:
         path = RunDir(self.root).artifact("graph", "graph")

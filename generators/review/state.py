@@ -296,8 +296,11 @@ class SolverReport:
         )
 
 
-def solve(review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], bound: int) -> SolverReport:
-    """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading)."""
+def solve(
+    review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], bound: int, refuse_invented_ids: bool = False
+) -> SolverReport:
+    """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading), as the
+    run's validation asked them (``refuse_invented_ids``: the config's option of that name)."""
     sid = scenario.id
     try:
         solver = CaseSolver(
@@ -306,6 +309,7 @@ def solve(review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], b
             bound,
             initial_state(review.initial, scenario),
             tools,
+            refuse_invented_ids=refuse_invented_ids,
         )
     except (MantraError, DslError) as error:
         return SolverReport(None, [], None, error=str(error))

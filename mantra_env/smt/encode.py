@@ -47,10 +47,34 @@ from typing import Any, Literal
 from mantra_env.checks import After, Before, Call, Check, Follows, NoCall, Or, Precedes, tools_mentioned
 from mantra_env.checks.operators import in_trace_formula
 from mantra_env.errors import CheckValueError
-from mantra_env.smt.layout import DECLARED_SORT, SORT_CODES, Layout, Slot, id_value, value_key, z3_sort
+from mantra_env.smt.layout import (
+    DECLARED_SORT,
+    SORT_CODES,
+    Layout,
+    Slot,
+    id_value,
+    value_key,
+    written_paths,
+    z3_sort,
+)
 from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
-from mantra_env.worldmodel.ast import ArrayType, EnumType, Expr, OpApp, RecordType, ScalarType, WorldModel
+from mantra_env.worldmodel.ast import (
+    ArrayType,
+    CollectionOp,
+    EnumType,
+    Expr,
+    ListLit,
+    Lit,
+    NextRef,
+    OpApp,
+    ParamRef,
+    RecordType,
+    ScalarType,
+    VarRef,
+    WorldModel,
+    subexpressions,
+)
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 Semantics = Literal["paper", "refusal"]
@@ -58,6 +82,46 @@ SEMANTICS: tuple[Semantics, ...] = ("paper", "refusal")
 # Sentinels of unstated String facts (refusal semantics): far below the intern table (0..n) and the values
 # pinned traces give to strings no check names (-1, -2, ...).
 UNSTATED_BASE = -(2**40)
+
+
+def is_identifier(param: str) -> bool:
+    """Whether a tool parameter names a record (``id``, ``order_id``, ``line_id``): the env answers a value it
+    does not hold with "not found"."""
+    return param == "id" or param.endswith("_id")
+
+
+def returning_vars(model: WorldModel) -> set[str]:
+    """The String and array-of-String variables through which a call can return a value nobody stated: those a
+    postcondition writes other than as ``(= (next v) e)`` with ``e`` a parameter, a literal, or a union or
+    difference of ``v`` with parameters and literals (a create call's ``(not (= (next id) "none"))``). The
+    others only ever hold stated values or values the calls passed, so the encoding need not consult them (an
+    equality per step and slot that costs up to 3x on ``benchmarks/smt.py``'s list row)."""
+    kinds = (ScalarType("String"), ArrayType(ScalarType("String")))
+    holders = {var.name for var in model.vars if var.var_type in kinds}
+    found: set[str] = set()
+    for transition in model.transitions:
+        for post in transition.post:
+            assigned = _plain_assignment(post)
+            for name, path in written_paths(post):
+                if name in holders and not path and assigned != name:
+                    found.add(name)
+    return found
+
+
+def _plain_assignment(post: Expr) -> str | None:
+    """The variable ``v`` of a postcondition ``(= (next v) e)`` whose ``e`` passes values on, creates none."""
+    if not (isinstance(post, OpApp) and post.symbol == "=" and len(post.args) == 2):
+        return None
+    target, value = post.args
+    if not isinstance(target, NextRef):
+        return None
+    plain = all(
+        isinstance(node, ParamRef | Lit | ListLit)
+        or (isinstance(node, VarRef) and node.name == target.name)
+        or (isinstance(node, CollectionOp) and node.symbol in ("union", "difference"))
+        for node in subexpressions(value)
+    )
+    return target.name if plain else None
 
 
 class EncodingError(ValueError):
@@ -78,6 +142,8 @@ class Encoding:
         extra_values: strings to intern besides those the inputs name (a pinned trace's free-text arguments).
         semantics: ``"paper"`` (postconditions of every call) or ``"refusal"`` (a call whose precondition
             fails is refused and leaves the state unchanged).
+        refuse_invented_ids: under ``"refusal"``, no trace calls a tool on an identifier nobody could know
+            (:meth:`_known_ids`). Off by default: generation configs opt in, so that shipped suites regenerate.
     """
 
     def __init__(
@@ -90,6 +156,7 @@ class Encoding:
         semantics: Semantics = "paper",
         list_bound: int | None = None,
         extra_values: Iterable[Any] = (),
+        refuse_invented_ids: bool = False,
     ) -> None:
         if bound < 1:
             raise EncodingError(f"the trace bound must be at least 1, not {bound}")
@@ -97,6 +164,7 @@ class Encoding:
             raise EncodingError(f"unknown semantics {semantics!r}: use one of {', '.join(SEMANTICS)}")
         self.semantics = semantics
         self.refusal = semantics == "refusal"
+        self.known_ids_only = self.refusal and refuse_invented_ids
         self.checked = checked
         self.checks = tuple(checks)
         self.bound = bound
@@ -257,12 +325,55 @@ class Encoding:
             per_step.append(f"(=> (= t_{{i}} {k}) (= A_{{i}} {self.acceptance(_conj(pres))}))")
             if posts:
                 per_step.append(f"(=> (and A_{{i}} (= t_{{i}} {k})) {_conj(posts)})")
+        # No trace calls a tool on an identifier nobody could know: one clause per argument slot, over the tools
+        # that use it for one (a clause per tool tripled the text at 15 tools and slowed every query).
+        per_step += self._known_ids()
         template = f"(assert (and {' '.join(per_step)}))"
         for i in range(h):
             self._emit(template.format(i=i, j=i + 1))
         self._declare("ALLACC", "Bool")
         every = [f"(or (= t_{i} {self.noop}) A_{i})" for i in range(h)]
         self._emit(f"(assert (= ALLACC {_conj(every)}))")
+
+    def _known_ids(self) -> list[str]:
+        """Refusal semantics with ``refuse_invented_ids``: each identifier argument names a record somebody could
+        know. The env answers any other with "not found", so such a call could neither change the state nor, as
+        a refused call, make a conflict that is not an artefact (a refused call on an invented id that an
+        unpinned check counts); the queries leave it out of their traces altogether. An identifier is a String
+        parameter the world model binds (an ``Id`` slot; not free text, not an enum) named like one
+        (:func:`is_identifier`; a name, a reason or an address is data the agent may compose). Known at step
+        ``i``: a value of the intern table (what the scenario states, the database holds, the checks pin, the
+        model or a schema default names) other than the model's enum values (statuses, not records), or one the
+        state holds before the call in a variable that returns values (:func:`returning_vars`: what earlier
+        accepted calls wrote, e.g. an id a create call returned). Clauses with ``{i}`` placeholders."""
+        if not self.known_ids_only:
+            return []
+        layout = self.layout
+        users: dict[int, list[int]] = {}  # Id slot index -> the tools whose identifier it holds
+        for k, tool in enumerate(layout.tools):
+            for name, slot in layout.slots[tool].items():
+                if (
+                    slot.sort == "Id"
+                    and slot.enum is None
+                    and slot.bound
+                    and not slot.free_text
+                    and is_identifier(name)
+                ):
+                    users.setdefault(slot.index, []).append(k)
+        returned = returning_vars(self.checked.model)
+        holders = [n for n in layout.dynamic if not layout.leaves[n].path and layout.leaves[n].var in returned]
+        strings = [n for n in holders if layout.leaves[n].type == ScalarType("String")]
+        sets = [n for n in holders if layout.leaves[n].type == ArrayType(ScalarType("String"))]
+        known = []
+        for index, tools in sorted(users.items()):
+            arg = Slot("Id", index).var("{i}")
+            statuses = [f"(not (= {arg} {n}))" for n in layout.status_ids]
+            options = [_conj([f"(<= 0 {arg})", f"(< {arg} {len(layout.interned)})", *statuses])]
+            options += [f"(= {arg} {layout.state('{i}', n)})" for n in strings]
+            options += [f"(select {layout.state('{i}', n)} {arg})" for n in sets]
+            called = _disj([f"(= t_{{i}} {k})" for k in tools])
+            known.append(f"(=> {called} {_disj(options)})")
+        return known
 
     def _emit_goal(self) -> None:
         goal = [self.translator.term(expr, self.bound, {}) for expr in self.checked.model.goal]

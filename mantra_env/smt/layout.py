@@ -268,6 +268,9 @@ class Layout:
             keys.update(_string_keys(value))
         self.interned: dict[str, int] = {key: n for n, key in enumerate(sorted(keys))}
         self.by_id = {n: key for key, n in self.interned.items()}
+        # Interned strings that are enum values of the model (a status, not a record): no identifier names one.
+        statuses = {key for value in enum_values(checked) if (key := value_key(value)) is not None}
+        self.status_ids: tuple[int, ...] = tuple(n for key, n in self.interned.items() if key in statuses)
         self._texts: dict[str, list[int]] = {}  # normalised text -> the interned strings that normalise to it
         for key, n in self.interned.items():
             if key.startswith('"'):
@@ -314,6 +317,24 @@ def id_value(value: Any, slot: Slot) -> Any:
         if all(key is not None for key, _ in keyed):
             return [item for _, item in sorted(keyed, key=lambda pair: str(pair[0]))]
     return value
+
+
+def enum_values(checked: CheckedModel) -> set[str]:
+    """Every value of every enum type the model declares (state variables, constants, bound parameters, record
+    fields and collection elements)."""
+    model = checked.model
+    stack: list[DslType] = [var.var_type for var in model.vars] + [const.const_type for const in model.consts]
+    stack += [bind.type for binds in checked.params.values() for bind in binds.values()]
+    found: set[str] = set()
+    while stack:
+        dsl_type = stack.pop()
+        if isinstance(dsl_type, EnumType):
+            found.update(dsl_type.values)
+        elif isinstance(dsl_type, RecordType):
+            stack.extend(f.field_type for f in dsl_type.fields)
+        elif isinstance(dsl_type, ArrayType | ListType):
+            stack.append(dsl_type.element)
+    return found
 
 
 def _list_bound(checked: CheckedModel, checks: Sequence[Check], tools: Mapping[str, ToolSpec] | None) -> int:

@@ -192,6 +192,9 @@ class CaseSolver:
             formulas); see the module docstring.
         list_bound: element slots per list argument (default: the longest list the inputs name, at least 3); a
             query that needs longer lists answers ``unknown`` and says so.
+        refuse_invented_ids: in the refusal mode, leave out of every trace a call whose identifier argument names
+            no record anybody could know (``Encoding``; off by default, a generation config's
+            ``validation.refuse_invented_ids``).
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -208,6 +211,7 @@ class CaseSolver:
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         mode: Mode = DEFAULT_MODE,
         list_bound: int | None = None,
+        refuse_invented_ids: bool = False,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -224,7 +228,13 @@ class CaseSolver:
         try:
             started = time.perf_counter()
             self.encoding = Encoding(
-                checked, [entry.check for entry in entries], bound, initial, semantics=mode, list_bound=list_bound
+                checked,
+                [entry.check for entry in entries],
+                bound,
+                initial,
+                semantics=mode,
+                list_bound=list_bound,
+                refuse_invented_ids=refuse_invented_ids,
             )
             self.build_seconds = time.perf_counter() - started
         except EncodingError as error:

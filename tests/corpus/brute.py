@@ -19,7 +19,10 @@ the initial state, every integer one above those, a junk value (``"<junk>"``, ``
 parameter only checks pin; the model's parameters are always supplied (as in the encoding). Initial variables
 the entry leaves open range over their Bool or enum values; an open String variable is unknown to the agent in
 the refusal mode (``"<unstated #n>"``, a value no argument takes, as the witness shows it) and ranges over the
-argument strings in the paper's.
+argument strings in the paper's. In the refusal mode a trace never calls a tool on an identifier (a String
+parameter the model binds named like an id, not free text) that names no stated value (a literal string that is
+not an enum value, a pinned value) and nothing a variable that returns values holds before the call, as
+``CaseSolver(refuse_invented_ids=True)``; ``"<junk>"`` is such an identifier.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantra_env.checks import Check, TraceIndex, atoms, evaluate, parse_check, tools_mentioned
+from mantra_env.smt.encode import is_identifier, returning_vars
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import check_model, parse_model
 from mantra_env.worldmodel.ast import (
@@ -153,6 +157,7 @@ class Simulator:
         self.checks: list[Check] = [parse_check(text) for text in checks]
         self.consts = {c.name: tuple(c.value) if isinstance(c.value, list) else c.value for c in self.model.consts}
         self.sets = {var.name for var in self.model.vars if var.var_type == ArrayType(STRING)}
+        self.returning = returning_vars(self.model)  # the variables the encoding consults for returned ids
         for var in self.model.vars:
             scalar = isinstance(var.var_type, ScalarType | EnumType) and var.var_type != ScalarType("Real")
             if not scalar and var.name not in self.sets:
@@ -178,6 +183,26 @@ class Simulator:
         self.paper_initials = list(self._initial_states(initial, "paper"))
         self.focus = {tool for check in self.checks for tool in tools_mentioned(check)}
         self.calls = self._calls(checked.params, literals)
+        # Identifier parameters (refusal mode): the String parameters the model binds named like ids, except
+        # free text; a call naming no stated value and nothing the state holds is no trace (the env: "not found").
+        # What the encoding interns: the literal strings, and every value a check pins.
+        pins = [v for check in self.checks for atom in atoms(check) for v in atom.args.values()]
+        statuses = {v for var in self.model.vars if isinstance(var.var_type, EnumType) for v in var.var_type.values}
+        statuses |= {v for b in params_of(checked) if isinstance(b.type, EnumType) for v in b.type.values}
+        self.stated = (frozenset(self.strings) - {"<junk>"} - statuses) | {
+            v for v in pins if not isinstance(v, list | dict)
+        }
+        specs = {spec.name: spec for spec in tools or ()}
+        self.identifiers = {
+            tool: [
+                bind.tool_param
+                for bind in binds.values()
+                if bind.type == STRING
+                and is_identifier(bind.tool_param)
+                and not (tool in specs and specs[tool].free_text(bind.tool_param))
+            ]
+            for tool, binds in checked.params.items()
+        }
 
     def _initial_states(self, initial: Mapping[str, Any], mode: str) -> Iterator[dict[str, Any]]:
         open_vars = [var for var in self.model.vars if var.name not in initial]
@@ -253,6 +278,14 @@ class Simulator:
         local = self._local_args(call.tool, call.args)
         return [bool(_value(pre, state, local, self.consts)) for pre in transition.pre]
 
+    def knows(self, state: Mapping[str, Any], call: Step) -> bool:
+        """Whether every identifier argument of the call names a stated value or one the state holds."""
+        held = {v for name, v in state.items() if name in self.returning and isinstance(v, str)}
+        held |= {x for name in self.sets & self.returning for x in state.get(name, ())}
+        return all(
+            call.args[name] in self.stated or call.args[name] in held for name in self.identifiers.get(call.tool, ())
+        )
+
     def apply(self, state: Mapping[str, Any], call: Step) -> dict[str, Any]:
         local = self._local_args(call.tool, call.args)
         updates = {v: _value(e, state, local, self.consts) for v, e in self.posts.get(call.tool, [])}
@@ -264,6 +297,10 @@ class Simulator:
     def passes(self, trace: Sequence[Step]) -> list[bool]:
         index = TraceIndex(trace)
         return [evaluate(check, index).passed for check in self.checks]
+
+
+def params_of(checked: Any) -> list[Any]:
+    return [bind for binds in checked.params.values() for bind in binds.values()]
 
 
 def _model_exprs(model: WorldModel) -> Iterator[Expr]:
@@ -302,16 +339,17 @@ def brute_force(
     starts = [(start, True, start in sim.paper_initials) for start in sim.initials]
     starts += [(start, False, True) for start in sim.paper_initials if start not in sim.initials]
     for start, in_refusal, in_paper in starts:
-        # Depth-first over traces; each node carries both modes' states and what they know so far.
-        stack: list[tuple[list[Step], list[Step], dict[str, Any], dict[str, Any], bool, bool, bool]] = [
-            ([], [], start, start, True, in_paper, True)
+        # Depth-first over traces; each node carries both modes' states and what they know so far. A trace that
+        # calls a tool on an identifier nobody could know is no refusal-mode trace (``Simulator.knows``).
+        stack: list[tuple[list[Step], list[Step], dict[str, Any], dict[str, Any], bool, bool, bool, bool]] = [
+            ([], [], start, start, in_refusal, True, in_paper, True)
         ]
         while stack:
-            trace, accepted, state_r, state_p, all_accepted, paper_admitted, focus_pre = stack.pop()
+            trace, accepted, state_r, state_p, alive_r, all_accepted, paper_admitted, focus_pre = stack.pop()
             full = sim.passes(trace)
             goal_r = sim.goal(state_r)
             ok_r = all(sim.passes(accepted)) and goal_r if all(full) else True
-            if in_refusal:
+            if alive_r:
                 record(refusal, all_accepted, full, ok_r, goal_r)
             if paper_admitted:
                 goal_p = sim.goal(state_p)
@@ -328,6 +366,7 @@ def brute_force(
                         [*accepted, call] if accept_r else accepted,
                         sim.apply(state_r, call) if accept_r else state_r,
                         sim.apply(state_p, call),
+                        alive_r and sim.knows(state_r, call),
                         all_accepted and accept_r,
                         paper_admitted and (holds_p or not background),
                         focus_pre and (holds_p or background),

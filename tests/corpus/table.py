@@ -25,7 +25,9 @@ def letters(forward: str, backward: tuple[str, ...], witness: str) -> str:
 def solve(entry: CorpusEntry, mode: Mode) -> tuple[str, float]:
     started = time.perf_counter()
     checks = [CaseCheck(id=f"c{j}", check=text) for j, text in enumerate(entry.checks)]
-    solver = CaseSolver(entry.model, checks, entry.bound, entry.initial, entry.tools(), mode=mode)
+    solver = CaseSolver(
+        entry.model, checks, entry.bound, entry.initial, entry.tools(), mode=mode, refuse_invented_ids=True
+    )
     forward = solver.forward().status
     backward = tuple(r.status for r in solver.backward_all())
     witness = solver.compliant_witness().status

@@ -80,6 +80,7 @@ def _replay(sim: Simulator, witness: Witness | None) -> tuple[list[Step], list[S
     calls = [Step(call.tool, dict(call.args)) for call in witness.calls]
     accepted = []
     for call in calls:
+        assert sim.knows(state, call), f"a witness calls {call.tool} on an identifier nobody could know"
         if all(sim.accepts(state, call)):
             accepted.append(call)
             state = sim.apply(state, call)
@@ -113,7 +114,9 @@ def test_dropping_refusal_semantics_fails_the_corpus(monkeypatch: pytest.MonkeyP
     wrong = []
     for entry in CONFLICTS:
         checks = [CaseCheck(id=f"c{j}", check=text) for j, text in enumerate(entry.checks)]
-        solver = CaseSolver(entry.model, checks, entry.bound, entry.initial, entry.tools(), mode="refusal")
+        solver = CaseSolver(
+            entry.model, checks, entry.bound, entry.initial, entry.tools(), mode="refusal", refuse_invented_ids=True
+        )
         expect = entry.statuses("refusal")
         got = (
             solver.forward().status,

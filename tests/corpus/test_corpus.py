@@ -176,7 +176,9 @@ def solve(entry: CorpusEntry, mode: Mode = DEFAULT_MODE) -> Solved:
     and 4 and the conflict-corpus tests)."""
     if (entry.name, mode) not in _SOLVED:
         checks = [CaseCheck(id=f"c{j}", check=text) for j, text in enumerate(entry.checks)]
-        solver = CaseSolver(entry.model, checks, entry.bound, entry.initial, entry.tools(), mode=mode)
+        solver = CaseSolver(
+            entry.model, checks, entry.bound, entry.initial, entry.tools(), mode=mode, refuse_invented_ids=True
+        )
         _SOLVED[entry.name, mode] = Solved(solver.forward(), tuple(solver.backward_all()), solver.compliant_witness())
     return _SOLVED[entry.name, mode]
 

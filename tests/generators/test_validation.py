@@ -18,7 +18,7 @@ from generators.config import GenerationConfig, ValidationSettings, parse_config
 from generators.exchange import AnswerPending, ExchangeDir
 from generators.llm import AnswerCheck, LLMClient
 from generators.replay import PROVIDER
-from generators.validation import SampleInput, validate_sample
+from generators.validation import SampleInput, _Loop, validate_sample
 from mantra_env.case import CaseCheck
 from mantra_env.domains import load_domain
 from mantra_env.smt.queries import CaseSolver, QueryResult
@@ -260,3 +260,28 @@ def test_a_scenario_whose_valuation_does_not_fit_the_model_waits_for_a_person_wi
     assert "initial value of item_name: None is not a String" in outcome.reason
     (entry,) = [e for e in result.history if e.get("query") == "forward"]
     assert entry["status"] == "unknown" and "item_name" in str(entry["reason"])
+
+
+def test_the_configs_refuse_invented_ids_reaches_the_solver_and_only_then_its_memo_key(tmp_path: Path) -> None:
+    full = RECORDED["smt_full_pass/s000#1"]
+    schema = WorldModelSchema.model_validate(RECORDED["smt_schema_prepass/s000#0"])
+    world = WorldModelArtifact(sample_id="t", schema_prepass=schema, model=full["model"], initial=schema.initial,
+                               goals={f"t-{n}": goal for n, goal in enumerate(full["goals"].values(), 1)})  # fmt: skip
+    data = SampleInput(
+        sample_id="t",
+        excerpt="(excerpt)",
+        tools=load_domain("operations").tool_specs(),
+        scenarios=_scenarios()[:1],
+        checks={"t-1": _checks("check_generation/s000-1#0")},
+        world=world,
+    )
+    config = _config(tmp_path, {})
+    assert config.validation.refuse_invented_ids is False  # a config without the key: as before
+    on = parse_config(
+        "document_path: m.md\ndomain: operations\nvalidation: {refuse_invented_ids: true}\n", "cfg", tmp_path
+    ).validation
+    off_loop = _Loop(UndecidedJudge(), data, config.validation)  # type: ignore[arg-type]
+    on_loop = _Loop(UndecidedJudge(), data, on)  # type: ignore[arg-type]
+    assert "refuse_invented_ids" not in off_loop._solver_arguments("t-1")  # memo keys of old configs unchanged
+    assert off_loop._solver("t-1").encoding.known_ids_only is False
+    assert on_loop._solver("t-1").encoding.known_ids_only is True
