@@ -204,6 +204,8 @@ class CaseSolver:
         except EncodingError as error:
             raise SmtInputError(str(error)) from None
         self.timeout_ms = timeout_ms
+        # what :meth:`_at_length` needs to encode the same case at another bound
+        self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound)
         self._ctx = z3.Context()
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
@@ -327,12 +329,38 @@ class CaseSolver:
         assumptions = [*self._checks(), *self._world(), *self._fit()]
         result, model = self._run("witness", assumptions, None)
         if model is not None:
-            model = self._canonical(assumptions, self._shortest(assumptions, model))
+            model = self._shortest(assumptions, model)
+            solver, model = self._at_length(assumptions, model)
+            assumptions = solver._translated(assumptions)
+            model = solver._canonical(assumptions, model)
             # the scenario's own values where they fit; a value nothing asks for is marked (the oracle leaves
             # it to the case's bindings), so no argument carries another parameter's literal by accident
-            model = self._readable(assumptions, model)
-            result = result.model_copy(update={"witness": self._witness(model, (), goal=False)})
+            model = solver._readable(assumptions, model)
+            result = result.model_copy(update={"witness": solver._witness(model, (), goal=False)})
         return result
+
+    def _at_length(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> tuple[CaseSolver, z3.ModelRef]:
+        """The solver to shape a witness of ``model``'s length in, and a model of ``assumptions`` there: the same
+        case encoded at that length when it is shorter than the bound, else this solver and ``model``.
+
+        Why: a trace of length ``L`` at bound ``h`` is the same trace at bound ``L`` (steps from ``L`` on are
+        no-ops, which keep the state, match no atom and are accepted; the goal is read at boundary ``h = L``),
+        so the pinned, step-by-step queries of the canonical and readable passes have the same answers at
+        ``L``; but at ``h`` every query still carries ``h - L`` open steps, and Z3 spent up to minutes per query
+        on them (the airline certificate case: 558 s for its canonical witness, 0.3 s at its own length).
+        Should the short encoding not confirm the trace (it cannot, short of an encoder bug), the witness is
+        shaped here as before."""
+        length = self._length(model)
+        if length == self.encoding.bound or length == 0:
+            return self, model
+        checked, entries, initial, mode, list_bound = self._inputs
+        short = CaseSolver(checked, entries, length, initial, None, self.timeout_ms, mode, list_bound)
+        found = short._fits(short._translated(assumptions))
+        return (short, found) if found is not None else (self, model)
+
+    def _translated(self, literals: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
+        """Assumption literals of another solver of the same case, as this solver's (matched by name)."""
+        return [literal if literal.ctx is self._ctx else literal.translate(self._ctx) for literal in literals]
 
     def alternative_witness(self, plan: Sequence[WitnessCall]) -> QueryResult:
         """Is there a second compliant trace (as :meth:`compliant_witness`: every call accepted, the goal, every
