@@ -204,8 +204,9 @@ class CaseSolver:
         except EncodingError as error:
             raise SmtInputError(str(error)) from None
         self.timeout_ms = timeout_ms
-        # what :meth:`_at_length` needs to encode the same case at another bound
+        # what :meth:`_at_bound` needs to encode the same case at another bound
         self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound)
+        self._shorter: dict[int, CaseSolver] = {}  # this case at shorter bounds, by bound (:meth:`_at_bound`)
         self._ctx = z3.Context()
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
@@ -329,8 +330,7 @@ class CaseSolver:
         assumptions = [*self._checks(), *self._world(), *self._fit()]
         result, model = self._run("witness", assumptions, None)
         if model is not None:
-            model = self._shortest(assumptions, model)
-            solver, model = self._at_length(assumptions, model)
+            solver, model = self._shortened(assumptions, model)
             assumptions = solver._translated(assumptions)
             model = solver._canonical(assumptions, model)
             # the scenario's own values where they fit; a value nothing asks for is marked (the oracle leaves
@@ -339,24 +339,54 @@ class CaseSolver:
             result = result.model_copy(update={"witness": solver._witness(model, (), goal=False)})
         return result
 
-    def _at_length(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> tuple[CaseSolver, z3.ModelRef]:
-        """The solver to shape a witness of ``model``'s length in, and a model of ``assumptions`` there: the same
-        case encoded at that length when it is shorter than the bound, else this solver and ``model``.
+    def _shortened(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> tuple[CaseSolver, z3.ModelRef]:
+        """As :meth:`_shortest` (``assumptions`` are literals of the base formula), but each candidate length
+        ``m`` is asked of the same case encoded at bound ``m``, and the answer is that encoding with a model of
+        the shortest length: the solver to shape the witness in (:meth:`_canonical`, :meth:`_readable`).
 
-        Why: a trace of length ``L`` at bound ``h`` is the same trace at bound ``L`` (steps from ``L`` on are
-        no-ops, which keep the state, match no atom and are accepted; the goal is read at boundary ``h = L``),
-        so the pinned, step-by-step queries of the canonical and readable passes have the same answers at
-        ``L``; but at ``h`` every query still carries ``h - L`` open steps, and Z3 spent up to minutes per query
-        on them (the airline certificate case: 558 s for its canonical witness, 0.3 s at its own length).
-        Should the short encoding not confirm the trace (it cannot, short of an encoder bug), the witness is
-        shaped here as before."""
-        length = self._length(model)
-        if length == self.encoding.bound or length == 0:
-            return self, model
-        checked, entries, initial, mode, list_bound = self._inputs
-        short = CaseSolver(checked, entries, length, initial, None, self.timeout_ms, mode, list_bound)
-        found = short._fits(short._translated(assumptions))
-        return (short, found) if found is not None else (self, model)
+        Why: a trace of length ``m`` at bound ``h`` is the same trace at bound ``m`` (steps from ``m`` on are
+        no-ops, which keep the state, match no atom and are accepted; the goal is read at the last boundary),
+        so every answer is the same; but at ``h`` each query still carries ``h - m`` open steps, and Z3 spent
+        up to minutes per query on them (airline s023-4: 558 s for its canonical witness at h=16, 0.3 s at its
+        own length 4; s005-1: 116 s for one length query). An encoding that gives up keeps the trace found so
+        far, as :meth:`_shortest` does."""
+        best: tuple[CaseSolver, z3.ModelRef] = (self, model)
+        low, high = 0, self._length(model)  # the shortest length is in [low, high]; ``high`` is feasible
+        while low < high:
+            middle = (low + high) // 2
+            if middle == 0:  # no encoding has bound 0: ask for an empty trace here
+                solver = self
+                extra = [self._int("t_0") == self.encoding.noop]
+            else:
+                solver, extra = self._at_bound(middle), []
+            try:
+                answer = solver.solver.check(*solver._translated(assumptions), *extra)
+            except z3.Z3Exception:
+                break
+            if answer == z3.sat:
+                best = (solver, solver.solver.model())
+                high = solver._length(best[1])
+            elif answer == z3.unsat:
+                low = middle + 1
+            else:
+                break  # out of time while shortening: keep the trace found so far
+        solver, found = best
+        if high in (0, solver.encoding.bound):
+            return best
+        short = self._at_bound(high)
+        model = short._fits(short._translated(assumptions))
+        return (short, model) if model is not None else best
+
+    def _at_bound(self, bound: int) -> CaseSolver:
+        """This case encoded at ``bound`` (made once per bound)."""
+        if bound == self.encoding.bound:
+            return self
+        found = self._shorter.get(bound)
+        if found is None:
+            checked, entries, initial, mode, list_bound = self._inputs
+            found = CaseSolver(checked, entries, bound, initial, None, self.timeout_ms, mode, list_bound)
+            self._shorter[bound] = found
+        return found
 
     def _translated(self, literals: Sequence[z3.BoolRef]) -> list[z3.BoolRef]:
         """Assumption literals of another solver of the same case, as this solver's (matched by name)."""
