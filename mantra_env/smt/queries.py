@@ -345,17 +345,18 @@ class CaseSolver:
         return result.model_copy(update={"witness": solver._witness(model, (), goal=False)})
 
     def _first_fit(self, assumptions: list[z3.BoolRef]) -> tuple[CaseSolver, z3.ModelRef] | None:
-        """The case encoded at the first length ``1, 2, ...`` below the bound that admits a trace of
+        """The case encoded at the first length ``0, 1, 2, ...`` below the bound that admits a trace of
         ``assumptions`` (literals of the base formula), with its model: a shortest trace, since every shorter
-        encoding answered unsat (what a length-1 encoding finds may be the empty trace). None if none does below
+        encoding answered unsat (length 0: the length-1 encoding with an empty trace). None if none does below
         the bound, or one gives up: the query at the bound then answers, as before.
 
         Why: a sat query at the bound carries every open step (airline s011-4: 33 s for a two-call witness at
         h=16); short encodings answer unsat quickly and sat at once (see :meth:`_shortened`)."""
-        for length in range(1, self.encoding.bound):
-            solver = self._at_bound(length)
+        for length in range(self.encoding.bound):
+            solver = self._at_bound(max(length, 1))
+            empty = [solver._int("t_0") == solver.encoding.noop] if length == 0 else []  # no encoding has bound 0
             try:
-                answer = solver.solver.check(*solver._translated(assumptions))
+                answer = solver.solver.check(*solver._translated(assumptions), *empty)
             except z3.Z3Exception:
                 return None
             if answer == z3.sat:
