@@ -396,8 +396,7 @@ class CaseSolver:
                 low = middle + 1
             else:
                 break  # out of time while shortening: keep the trace found so far
-        solver, found = best
-        if high in (0, solver.encoding.bound):
+        if high in (0, best[0].encoding.bound):
             return best
         short = self._at_bound(high)
         model = short._fits(short._translated(assumptions))
