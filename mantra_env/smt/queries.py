@@ -337,12 +337,34 @@ class CaseSolver:
             if found is None:
                 return result
             solver, model = self._shortened(assumptions, found)
-        assumptions = solver._translated(assumptions)
-        model = solver._canonical(assumptions, model)
+        witness = solver._shaped(solver._translated(assumptions), model)
+        if solver is not self and self._lists_in(witness):
+            # The order of a list argument's items is the solver's free choice, which no pass fixes: shaped at
+            # another length, two shipped retail plans came out permuted. Until that order is canonicalised
+            # (new suite versions), a witness with a list argument is shaped at the bound as before, so that
+            # stored oracle plans stay what they are. (This solver is untouched so far: the same answer.)
+            result, found = self._run("witness", assumptions, None)
+            if found is None:  # cannot be: a shorter encoding found a trace
+                return result
+            solver, witness = self, self._shaped(assumptions, self._shortest(assumptions, found))
+        return result.model_copy(update={"witness": witness})
+
+    def _shaped(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> Witness:
+        model = self._canonical(assumptions, model)
         # the scenario's own values where they fit; a value nothing asks for is marked (the oracle leaves it to
         # the case's bindings), so no argument carries another parameter's literal by accident
-        model = solver._readable(assumptions, model)
-        return result.model_copy(update={"witness": solver._witness(model, (), goal=False)})
+        model = self._readable(assumptions, model)
+        return self._witness(model, (), goal=False)
+
+    def _lists_in(self, witness: Witness) -> bool:
+        """Some call of ``witness`` passes a list argument."""
+        slots = self.encoding.layout.slots
+        return any(
+            slots[call.tool][name].sort == "List"
+            for call in witness.calls
+            for name in call.args
+            if name in slots[call.tool]
+        )
 
     def _first_fit(self, assumptions: list[z3.BoolRef]) -> tuple[CaseSolver, z3.ModelRef] | None:
         """The case encoded at the first length ``0, 1, 2, ...`` below the bound that admits a trace of

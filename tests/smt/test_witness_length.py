@@ -13,7 +13,7 @@ from agents.scripted import plan_from_witness
 from mantra_env.case import Case, CaseCheck, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.smt import CaseSolver
-from mantra_env.smt.queries import Witness
+from mantra_env.smt.queries import DEFAULT_TIMEOUT_MS, Witness
 
 SUITES = Path(__file__).resolve().parents[2] / "mantra_env" / "domains"
 
@@ -28,11 +28,20 @@ def test_the_slow_airline_witnesses_fit_a_small_work_budget_and_replay_the_store
     # The work budget is deterministic (Z3 resource units). At h=16, one second's worth ran out on s005-1's length
     # queries (the witness kept extra calls) and on s011-4's first query (unknown); s023-4's canonical queries ran
     # out too, but its first trace happened to be the canonical one: 558 s without a budget.
-    case = _shipped("airline", "generated", case_id)
-    tools = load_domain("airline").tool_specs()
-    solver = CaseSolver(
-        case.world_model, case.checks, case.validation.trace_bound, case.scenario.valuation, tools, timeout_ms=1_000
-    )
+    _assert_stored_plan("airline", case_id, 1_000)
+
+
+@pytest.mark.parametrize("case_id", ["generated-s007-1", "generated-s013-1"])
+def test_witnesses_with_list_arguments_keep_their_stored_item_order(case_id: str) -> None:
+    # shaped at their own length, these exchanges came out with the same items in another order
+    _assert_stored_plan("retail", case_id)
+
+
+def _assert_stored_plan(domain: str, case_id: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+    case = _shipped(domain, "generated", case_id)
+    tools = load_domain(domain).tool_specs()
+    bound = case.validation.trace_bound
+    solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools, timeout_ms)
     result = solver.compliant_witness()
     assert result.status == "found" and result.witness is not None
     assert case.oracle_plan is not None
