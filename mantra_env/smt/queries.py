@@ -241,7 +241,7 @@ class CaseSolver:
             raise SmtInputError(str(error)) from None
         self.timeout_ms = timeout_ms
         # what :meth:`_at_bound` needs to encode the same case at another bound
-        self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound)
+        self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound, refuse_invented_ids)
         self._shorter: dict[int, CaseSolver] = {}  # this case at shorter bounds, by bound (:meth:`_at_bound`)
         self._ctx = z3.Context()
         self._solver: z3.Solver | None = None
@@ -469,8 +469,10 @@ class CaseSolver:
             return self
         found = self._shorter.get(bound)
         if found is None:
-            checked, entries, initial, mode, list_bound = self._inputs
-            found = CaseSolver(checked, entries, bound, initial, None, self.timeout_ms, mode, list_bound)
+            checked, entries, initial, mode, list_bound, refuse_invented_ids = self._inputs
+            found = CaseSolver(
+                checked, entries, bound, initial, None, self.timeout_ms, mode, list_bound, refuse_invented_ids
+            )
             self._shorter[bound] = found
         return found
 
