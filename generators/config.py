@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from generators.artifacts import Outcome
 from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
 from mantra_env.errors import MantraError, did_you_mean, error_path
@@ -196,7 +197,7 @@ class ReferenceSettings(_Strict):
 class ScenarioSettings(_Strict):
     """The scenario stage's gated behaviours (issue 33 item 4); off when absent, so older recordings replay."""
 
-    outcome_mix: dict[Literal["action", "refusal", "information"], float] | None = Field(
+    outcome_mix: dict[Outcome, float] | None = Field(
         default=None,
         description="Shares of intended outcomes the scenario writer is asked for (e.g. {action: 0.6, refusal: "
         "0.25, information: 0.15}); each scenario then states its intended outcome, and the export reports the "

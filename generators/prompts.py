@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from mantra_env.checks.operators import prompt_section
 from mantra_env.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from generators.artifacts import Outcome
 
 Messages = list[dict[str, str]]
 
@@ -169,7 +173,7 @@ def tool_relevance(excerpt: str, tools: Sequence[ToolSpec]) -> Messages:
     ]
 
 
-def outcome_mix_text(mix: Mapping[str, float]) -> str:
+def outcome_mix_text(mix: Mapping[Outcome, float]) -> str:
     """The scenario writer's instruction for config ``scenarios.outcome_mix``."""
     shares = ", ".join(f"{round(share * 100)} % {outcome}" for outcome, share in mix.items())
     return (
@@ -187,7 +191,7 @@ def scenarios(
     database: str,
     bindings: str,
     existing: Sequence[str],
-    outcome_mix: Mapping[str, float] | None = None,
+    outcome_mix: Mapping[Outcome, float] | None = None,
 ) -> Messages:
     """The scenario writer's request; ``outcome_mix`` (config ``scenarios.outcome_mix``) asks for that mix."""
     avoid = "".join(f"\n- {prompt}" for prompt in existing)

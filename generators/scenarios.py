@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from pydantic import PrivateAttr
 
 from generators import prompts
-from generators.artifacts import OutcomeScenarioBatch, OutcomeScenarioDraft, Scenario, ScenarioBatch, ScenarioDraft
+from generators.artifacts import (
+    Outcome,
+    OutcomeScenarioBatch,
+    OutcomeScenarioDraft,
+    Scenario,
+    ScenarioBatch,
+    ScenarioDraft,
+)
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.records import DEFAULT_BUDGET_CHARS, database_view
 from mantra_env.domains import Domain, DomainError, load_domain
@@ -104,7 +111,7 @@ async def generate_scenarios(
     existing: Sequence[str] = (),
     seed: int = 0,
     database_chars: int = DEFAULT_BUDGET_CHARS,
-    outcome_mix: Mapping[str, float] | None = None,
+    outcome_mix: Mapping[Outcome, float] | None = None,
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
     database and argument bindings checked against the tool schemas before they are accepted). The writer sees
