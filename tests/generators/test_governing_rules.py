@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from generators import prompts
 from generators.artifacts import ToolRelevance
@@ -161,3 +162,23 @@ def test_the_manifest_reports_outcomes_only_with_the_mix() -> None:
     expected = sum(not any(call.tool in writes for call in case.oracle_plan or []) for case in mixed.cases)
     assert mixed.manifest.stage_counts["refusals"] == expected
     assert mixed.manifest.stage_counts["intended_action"] == len(mixed.cases)
+
+
+@pytest.mark.slow
+def test_a_run_with_the_mix_reports_outcomes_in_its_manifest(tmp_path: Path) -> None:
+    ops_mini = Path(__file__).parent / "fixtures" / "ops-mini"
+    recorded = yaml.safe_load((ops_mini / "responses.yaml").read_text(encoding="utf-8"))
+    for key, answer in recorded["responses"].items():
+        if key.startswith("scenario_generation/"):
+            for scenario in answer["scenarios"]:
+                scenario["outcome"] = "action"
+    (tmp_path / "responses.yaml").write_text(yaml.safe_dump(recorded), encoding="utf-8")
+    config = load_config(ops_mini / "config.yaml")
+    replay = config.llm.replay.model_copy(update={"path": tmp_path / "responses.yaml"})
+    mix = ScenarioSettings.model_validate({"outcome_mix": MIX})
+    config = config.model_copy(update={"llm": config.llm.model_copy(update={"replay": replay}), "scenarios": mix})
+    result = run_pipeline(config, tmp_path / "run")
+    assert result.suite is not None
+    counts = result.suite.manifest.stage_counts
+    assert counts["intended_action"] == counts["final"] > 0
+    assert 0 <= counts["refusals"] <= counts["final"]
