@@ -32,9 +32,26 @@ class ReferenceAnswer(_Answer):
     references: list[Reference] = Field(default_factory=list)
 
 
+class GoverningReferenceAnswer(ReferenceAnswer):
+    """:class:`ReferenceAnswer` plus the tools whose calls the node's rules govern wherever they are made (config
+    ``references.governing_rules``)."""
+
+    governs: list[str] = Field(
+        default_factory=list,
+        description="Names of the tools whose every call this node's rules govern, wherever in the manual the call "
+        "is made (identity checks, confirmations, hand-off policy, steps every order or ticket needs); empty when "
+        "its rules apply only to its own procedure.",
+    )
+
+
 class ToolRelevance(_Answer):
     tools: list[str] = Field(description="Names of the tools an agent needs for the procedures in the excerpt.")
     reason: str = ""
+    governing: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda found: not found,  # an artifact written before governing rules reads the same
+        description="Chunks outside the sample whose rules govern its tools (config references.governing_rules).",
+    )
 
 
 class PatchOperation(_Answer):
@@ -64,6 +81,23 @@ class ScenarioDraft(_Answer):
 
 class ScenarioBatch(_Answer):
     scenarios: list[ScenarioDraft] = Field(min_length=1)
+
+
+Outcome = Literal["action", "refusal", "information"]
+"""A scenario's intended outcome: the agent makes the requested change, declines it, or tells facts."""
+
+
+class OutcomeScenarioDraft(ScenarioDraft):
+    """:class:`ScenarioDraft` with its intended outcome (config ``scenarios.outcome_mix``)."""
+
+    outcome: Outcome = Field(
+        description="What a compliant agent ends up doing: action (makes the requested change), refusal (the "
+        "manual has it decline), information (it only tells the customer facts)."
+    )
+
+
+class OutcomeScenarioBatch(ScenarioBatch):
+    scenarios: list[OutcomeScenarioDraft] = Field(min_length=1)  # type: ignore[assignment]
 
 
 class CheckDraft(_Answer):
@@ -123,6 +157,11 @@ class Scenario(BaseModel):
     id: str
     sample_id: str
     draft: ScenarioDraft
+    outcome: Outcome | None = Field(
+        default=None,
+        exclude_if=lambda outcome: outcome is None,  # absent unless the outcome mix is on: older artifacts keep bytes
+        description="The writer's intended outcome (only with config scenarios.outcome_mix).",
+    )
 
 
 class ScenarioChecks(BaseModel):

@@ -3,8 +3,9 @@
 The keys are the paper's example config (``run_dir_base``, ``document_path``, ``tools``, ``env_bindings``,
 ``llm`` with per-stage overrides, ``retry`` and ``cache``, ``chunking``, ``sampling``, ``validation``,
 ``web_ui``, ``logging``) plus ``domain`` (the registered domain whose toolkit and database the cases run
-against), ``export`` (the suite written at the end) and ``checks`` (the checks stage's stricter answer checks).
-Keys that switch on a newer stage or check (``validation.mutation_audit``, ``checks.*``) are off when absent, so a
+against), ``export`` (the suite written at the end), ``checks`` (the checks stage's stricter answer checks),
+``references`` (governing rules) and ``scenarios`` (the outcome mix). Keys that switch on a newer stage or check
+(``validation.mutation_audit``, ``checks.*``, ``references.*``, ``scenarios.*``) are off when absent, so a
 recorded run replays as it was. ``${VAR}`` and ``${VAR:-default}`` are expanded from
 the environment in scalar values after parsing (a variable cannot change the file's structure); relative
 file paths are relative to the config file, except ``run_dir_base``, which is relative to the working
@@ -24,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from generators.artifacts import Outcome
 from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
 from mantra_env.errors import MantraError, did_you_mean, error_path
@@ -189,6 +191,39 @@ class CheckSettings(_Strict):
     )
 
 
+class ReferenceSettings(_Strict):
+    """The references stage's gated behaviours (issue 33 item 2); off when absent, so older recordings replay."""
+
+    governing_rules: bool = Field(
+        default=False,
+        description="The references stage also marks the tools whose calls a section's rules govern wherever they "
+        "happen (identity, confirmation, hand-off policy, steps every order needs): such a section reaches every "
+        "sample whose relevant tools it governs (tool relevance asks once more with it, and the scenario, check "
+        "and world-model writers see it in their excerpt).",
+    )
+
+
+class ScenarioSettings(_Strict):
+    """The scenario stage's gated behaviours (issue 33 item 4); off when absent, so older recordings replay."""
+
+    outcome_mix: dict[Outcome, float] | None = Field(
+        default=None,
+        description="Shares of intended outcomes the scenario writer is asked for (e.g. {action: 0.6, refusal: "
+        "0.25, information: 0.15}); each scenario then states its intended outcome, and the export reports the "
+        "refusal share in the manifest.",
+    )
+
+    @model_validator(mode="after")
+    def _shares(self) -> ScenarioSettings:
+        mix = self.outcome_mix
+        shares = list((mix or {}).values())
+        if mix is not None and (not shares or min(shares) < 0 or abs(sum(shares) - 1) > 0.01):
+            raise ValueError(
+                f"outcome_mix {mix} must give non-negative shares of action, refusal and information that sum to 1"
+            )
+        return self
+
+
 class WebUISettings(_Strict):
     port: int = Field(default=8080, ge=1, le=65535)
 
@@ -223,6 +258,8 @@ class GenerationConfig(_Strict):
     sampling: GenerationSampling = Field(default_factory=GenerationSampling)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
+    references: ReferenceSettings = Field(default_factory=ReferenceSettings)
+    scenarios: ScenarioSettings = Field(default_factory=ScenarioSettings)
     web_ui: WebUISettings = Field(default_factory=WebUISettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)

@@ -47,7 +47,7 @@ import hashlib
 import importlib.util
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -136,9 +136,15 @@ class Chunk(BaseModel):
     parent: str | None
     children: list[str]
     part: int | None = Field(default=None, ge=1)
+    governs: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda tools: not tools,  # a graph built without governing rules keeps its bytes
+        description="Tools whose every call this chunk's rules govern (config references.governing_rules).",
+    )
 
 
 REFERRED_HEADING = "(Sections the excerpt above refers to, for context:)"
+GOVERNING_HEADING = "(Rules from other sections that govern the actions of the excerpt above:)"
 
 
 class Edge(BaseModel):
@@ -228,19 +234,37 @@ class DocumentGraph(BaseModel):
             out.append(text)
         return "".join(out)
 
-    def excerpt(self, ids: Iterable[str]) -> str:
+    def excerpt(self, ids: Iterable[str], governing: Iterable[str] = ()) -> str:
         """What a sample's writers read: its chunks (:meth:`text_of`), then the chunks they refer to explicitly
         ("the allowance table above", "payment, below") that the sample does not hold, under a heading that marks
-        them as context. Without them a writer is told to apply a table it cannot see."""
+        them as context. Without them a writer is told to apply a table it cannot see. Then the ``governing``
+        chunks (:meth:`governing`) not shown yet, under a heading of their own."""
         chosen = set(ids)
         referred = sorted(
             {e.target for e in self.edges if e.kind == "reference" and e.explicit and e.source in chosen} - chosen,
             key=self.position,
         )
+        ruling = sorted(set(governing) - chosen - set(referred), key=self.position)
         text = self.text_of(chosen)
-        if not referred:
-            return text
-        return f"{text.rstrip()}\n\n{REFERRED_HEADING}\n\n{self.text_of(referred)}"
+        if referred:
+            text = f"{text.rstrip()}\n\n{REFERRED_HEADING}\n\n{self.text_of(referred)}"
+        if ruling:
+            text = f"{text.rstrip()}\n\n{GOVERNING_HEADING}\n\n{self.text_of(ruling)}"
+        return text
+
+    def governing(self, ids: Iterable[str], tools: Iterable[str]) -> list[str]:
+        """Chunks outside ``ids`` whose rules govern one of ``tools`` (:attr:`Chunk.governs`), in document order:
+        a rule such as "confirm before any change" reaches every sample whose actions it governs, though the
+        sample's text shares no word with it."""
+        chosen, wanted = set(ids), set(tools)
+        return [c.id for c in self.nodes if c.id not in chosen and wanted.intersection(c.governs)]
+
+    def with_governs(self, governs: Mapping[str, Sequence[str]]) -> DocumentGraph:
+        """A copy whose chunks govern the tools ``governs`` gives by chunk id (others keep theirs)."""
+        for chunk_id in governs:
+            self.node(chunk_id)
+        nodes = [c.model_copy(update={"governs": list(governs[c.id])}) if c.id in governs else c for c in self.nodes]
+        return DocumentGraph(name=self.name, max_chunk_tokens=self.max_chunk_tokens, nodes=nodes, edges=self.edges)
 
     def with_references(self, refs: Sequence[Edge]) -> DocumentGraph:
         """A copy with these reference edges added to the existing ones.

@@ -6,8 +6,11 @@ environment, passes every check with no tool error and no premature write, and n
 manifest's ``stage_counts`` give the funnel (paper Table 2): ``generated``, ``forward_validated``,
 ``backward_validated``, ``final``, plus how many ended ``awaiting_human`` or ``rejected``, how many the oracle
 does not pass cleanly (``replay_failed``) and how many a trivial agent passes (``trivially_passed``);
-``screening`` counts the screened-out cases by reason. Each shipped case stores the oracle's plan the screen
-replayed (``Case.oracle_plan``), so that nobody has to solve its canonical witness again.
+``screening`` counts the screened-out cases by reason. With config ``scenarios.outcome_mix`` the counts also give
+``refusals`` (exported cases whose oracle plan writes nothing: the refusal share is ``refusals / final``) and
+``intended_<outcome>`` (exported cases by the outcome their scenario writer intended). Each shipped case stores
+the oracle's plan the screen replayed (``Case.oracle_plan``), so that nobody has to solve its canonical witness
+again.
 
 The world model's own initial values (its progress variables) are stored with the scenario's internal
 variables, as in the hand-written suites: the case's valuation is the complete initial state it is solved from.
@@ -17,11 +20,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from typing import get_args
 
 from pydantic import JsonValue
 
 from generators.answer_gate import ANSWER_REASONS, answer_gate
-from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
+from generators.artifacts import Outcome, SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
 from mantra_env.case import Case, PlannedCall, Provenance, Suite, SuiteManifest, ValidationRecord
@@ -114,6 +118,20 @@ def with_oracle_plans(cases: Sequence[Case], domain: Domain) -> list[Case]:
     ]
 
 
+def outcome_counts(cases: Sequence[Case], domain: Domain, intended: Mapping[str, Outcome | None]) -> dict[str, int]:
+    """``refusals``: the cases whose oracle plan makes no write; ``intended_<outcome>``: the cases by the outcome
+    their scenario writer intended (a case without one is not counted there)."""
+    writes = {spec.name for spec in domain.tool_specs() if spec.kind == "write"}
+    tools = domain.tool_specs()
+    counts = {"refusals": 0, **{f"intended_{outcome}": 0 for outcome in get_args(Outcome)}}
+    for case in cases:
+        plan = case.oracle_plan or [PlannedCall.model_validate(call) for call in oracle_plan(case, tools)]
+        counts["refusals"] += not any(call.tool in writes for call in plan)
+        if (outcome := intended.get(case.id)) is not None:
+            counts[f"intended_{outcome}"] += 1
+    return counts
+
+
 def export_suite(
     name: str,
     domain: Domain,
@@ -123,12 +141,15 @@ def export_suite(
     validations: Mapping[str, SampleValidation],
     store_plans: bool = True,
     information: Collection[str] | None = None,
+    intended: Mapping[str, Outcome | None] | None = None,
 ) -> tuple[Suite, dict[str, str]]:
     """The suite of the candidates that pass the screen (:mod:`generators.screening`), with the funnel counts and
     the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
     ``store_plans`` each case carries the oracle's plan (``Case.oracle_plan``). ``information`` (config
     ``checks.answer_checks``; None: off) names the cases whose request asks for information: the ANSWER gate
-    (:mod:`generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one."""
+    (:mod:`generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one.
+    ``intended`` (config ``scenarios.outcome_mix``; None: off) gives each case's intended outcome: the counts then
+    report the refusals and the intended outcomes of the exported cases."""
     outcomes = [o for v in validations.values() for o in v.outcomes]
     refused: dict[str, tuple[str, str]] = {}
     if information is not None:
@@ -159,6 +180,8 @@ def export_suite(
     }
     if information is not None:  # only with the gate on: a suite exported without it keeps its manifest bytes
         counts["answer_refused"] = sum(reasons[reason] for reason in ANSWER_REASONS)
+    if intended is not None:  # only with the outcome mix on, for the same reason
+        counts.update(outcome_counts(cases, domain, intended))
     manifest = SuiteManifest(
         name=name,
         domain=domain.name,

@@ -120,6 +120,9 @@ class Pipeline:
     stages_run: list[str] = field(default_factory=list)
     previous_usage: list[dict[str, StageUsage]] | None = None
     pending: set[str] = field(default_factory=set)
+    governing: dict[str, list[str]] = field(default_factory=dict)
+    """Sample id → the chunks outside it whose rules govern its relevant tools (config
+    ``references.governing_rules``; set by the relevance stage, shown in the writers' excerpts)."""
 
     @property
     def solver_memo(self) -> SolverMemo:
@@ -193,7 +196,7 @@ class Pipeline:
         )
 
     def excerpt(self, graph: DocumentGraph, sample: Sample) -> str:
-        return graph.excerpt(sample.node_ids)
+        return graph.excerpt(sample.node_ids, self.governing.get(sample.id, ()))
 
     # --- stages ------------------------------------------------------------------------------------------------
 
@@ -209,6 +212,7 @@ class Pipeline:
                 chunked,
                 self.config.sampling.max_parallel_samples,
                 lambda done, total: self.progress("graph", done, total),
+                self.tools if self.config.references.governing_rules else None,
             )
         except AnswerPending as pending:
             self.pending.update(pending.keys)
@@ -232,12 +236,30 @@ class Pipeline:
     async def relevance(self, graph: DocumentGraph, samples: list[Sample]) -> dict[str, ToolRelevance]:
         async def make(sample: Sample) -> ToolRelevance:
             try:
-                return await relevant_tools(self.client, sample.id, self.excerpt(graph, sample), self.tools)
+                found = await relevant_tools(self.client, sample.id, self.excerpt(graph, sample), self.tools)
+                if self.config.references.governing_rules:
+                    found = await self.with_governing_tools(graph, sample, found)
+                return found
             except GenerationError as error:  # the sample goes no further; the others do
                 log.warning("relevant tools of %s: %s", sample.id, error)
                 return ToolRelevance(tools=[], reason=f"failed: {error}")
 
-        return await self.per_sample("relevance", samples, ToolRelevance, make)
+        found = await self.per_sample("relevance", samples, ToolRelevance, make)
+        self.governing.update({sid: relevance.governing for sid, relevance in found.items() if relevance.governing})
+        return found
+
+    async def with_governing_tools(self, graph: DocumentGraph, sample: Sample, found: ToolRelevance) -> ToolRelevance:
+        """``found`` plus the chunks whose rules govern its tools and the tools those rules need: relevance asks
+        once more (``<sample>/governing``) on the excerpt with those chunks (config
+        ``references.governing_rules``)."""
+        governing = graph.governing(sample.node_ids, found.tools)
+        if not governing:
+            return found
+        again = await relevant_tools(
+            self.client, f"{sample.id}/governing", graph.excerpt(sample.node_ids, governing), self.tools
+        )
+        tools = [spec.name for spec in self.tools if spec.name in {*found.tools, *again.tools}]
+        return ToolRelevance(tools=tools, reason=found.reason, governing=governing)
 
     async def scenarios(
         self, graph: DocumentGraph, samples: list[Sample], relevance: dict[str, ToolRelevance]
@@ -254,6 +276,7 @@ class Pipeline:
                     self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
                     self.domain, self.config.sampling.scenarios_per_sample, bindings,
                     seed=self.config.sampling.seed, database_chars=self.config.sampling.database_chars,
+                    outcome_mix=self.config.scenarios.outcome_mix,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("scenarios of %s: %s", sample.id, error)
@@ -417,6 +440,13 @@ class Pipeline:
                 for entry in artifact.scenarios
                 if entry.asks_for_information
             }
+        intended = None
+        if self.config.scenarios.outcome_mix is not None:
+            intended = {
+                f"{self.config.export.suite_name}-{scenario.id}": scenario.outcome
+                for found in scenarios.values()
+                for scenario in found.scenarios
+            }
         invalid: dict[str, str] = {}
         if self.config.validation.mutation_audit:
             audited = await self.mutation_audit(completed, samples, scenarios, excerpts or {})
@@ -426,8 +456,16 @@ class Pipeline:
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
-            information,
+            information, intended,
         )  # fmt: skip
+        if intended is not None and suite.cases:
+            refusals = suite.manifest.stage_counts["refusals"]
+            log.info(
+                "export: refusal share %d of %d cases (%.0f %%)",
+                refusals,
+                len(suite.cases),
+                100 * refusals / len(suite.cases),
+            )
         folder = self.run.stage_dir("export") / "suite"
         write_suite(suite, folder)
         self.run.write_json("export/screened_out.json", {**failures, **invalid})

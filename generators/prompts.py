@@ -7,10 +7,14 @@ model's JSON schema to the system message, so the texts here explain meaning, no
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from mantra_env.checks.operators import prompt_section
 from mantra_env.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from generators.artifacts import Outcome
 
 Messages = list[dict[str, str]]
 
@@ -134,6 +138,28 @@ def references(node_id: str, node_text: str, toc: str, extra: dict[str, str]) ->
     ]
 
 
+GOVERNING_RULES = (
+    "Also say which tools this node's rules govern wherever in the manual they are called (`governs`): a node "
+    "whose rules apply to a class of actions, not only to its own procedure (verifying identity before any "
+    "change, confirming before any write, when to hand off or decline, steps every order or ticket needs), lists "
+    "the tools of that class, even when the procedures that call them never mention this node. A node whose rules "
+    "apply only to its own procedure leaves `governs` empty."
+)
+
+
+def governing_references(
+    node_id: str, node_text: str, toc: str, extra: dict[str, str], tools: Sequence[ToolSpec]
+) -> Messages:
+    """:func:`references` that also asks which tools the node's rules govern (config
+    ``references.governing_rules``)."""
+    system, user = references(node_id, node_text, toc, extra)
+    listing = "\n".join(f"- {spec.name} ({spec.kind}): {spec.description}" for spec in tools)
+    return [
+        {"role": "system", "content": f"{system['content']} {GOVERNING_RULES}"},
+        {"role": "user", "content": f"{user['content']}\n\nTools:\n{listing}"},
+    ]
+
+
 def tool_relevance(excerpt: str, tools: Sequence[ToolSpec]) -> Messages:
     return [
         {
@@ -147,10 +173,29 @@ def tool_relevance(excerpt: str, tools: Sequence[ToolSpec]) -> Messages:
     ]
 
 
+def outcome_mix_text(mix: Mapping[Outcome, float]) -> str:
+    """The scenario writer's instruction for config ``scenarios.outcome_mix``."""
+    shares = ", ".join(f"{round(share * 100)} % {outcome}" for outcome, share in mix.items())
+    return (
+        f" Aim for this mix of intended outcomes across the scenarios: {shares}. An action scenario ends with the "
+        "agent making the requested change as the manual allows; a refusal scenario is one the manual has the "
+        "agent decline (after the reads its rules need); an information scenario asks only to be told facts the "
+        "agent can look up. Give each scenario's intended `outcome`."
+    )
+
+
 def scenarios(
-    excerpt: str, tools: Sequence[ToolSpec], count: int, database: str, bindings: str, existing: Sequence[str]
+    excerpt: str,
+    tools: Sequence[ToolSpec],
+    count: int,
+    database: str,
+    bindings: str,
+    existing: Sequence[str],
+    outcome_mix: Mapping[Outcome, float] | None = None,
 ) -> Messages:
+    """The scenario writer's request; ``outcome_mix`` (config ``scenarios.outcome_mix``) asks for that mix."""
     avoid = "".join(f"\n- {prompt}" for prompt in existing)
+    mix = outcome_mix_text(outcome_mix) if outcome_mix else ""
     return [
         {
             "role": "system",
@@ -165,7 +210,7 @@ def scenarios(
             "totals, balances, availability, the ids of payment methods and items) is an external variable, "
             "named as in the conventions when they name it. A variable has one type in all scenarios (a list "
             "stays a list even with one element). Vary which branch of the procedure each scenario takes, and "
-            "use the records given (different samples see different records). " + SINGLE_TURN,
+            "use the records given (different samples see different records). " + SINGLE_TURN + mix,
         },
         {
             "role": "user",

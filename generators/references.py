@@ -2,20 +2,23 @@
 
 The LLM sees one node and the table of contents and may ask to read other nodes first (``read_nodes``); it then
 lists the nodes the text refers to, explicitly or implicitly. Unknown ids, self references and the node's own
-parent or children are sent back to it by the repair loop.
+parent or children are sent back to it by the repair loop. With config ``references.governing_rules`` the node
+also names the tools whose every call its rules govern (:class:`GoverningReferenceAnswer`); the graph stores
+them (``Chunk.governs``) and the pipeline shows such a node to every sample whose tools it governs.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from generators import prompts
-from generators.artifacts import ReferenceAnswer
+from generators.artifacts import GoverningReferenceAnswer, ReferenceAnswer
 from generators.document import DocumentGraph, Edge
 from generators.exchange import gather_all
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from mantra_env.errors import did_you_mean
+from mantra_env.tools import ToolSpec
 
 MAX_READS = 3
 
@@ -26,12 +29,19 @@ class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
     node_id: str
     known: list[str]
     related: list[str]
+    tool_names: list[str] | None = None
+    """The domain's tools when governing rules are asked for (config ``references.governing_rules``), else None."""
 
     def output(self) -> type[ReferenceAnswer]:
-        return ReferenceAnswer
+        return ReferenceAnswer if self.tool_names is None else GoverningReferenceAnswer
 
     def check(self, value: ReferenceAnswer) -> ReferenceAnswer:
         problems = []
+        if isinstance(value, GoverningReferenceAnswer) and self.tool_names is not None:
+            for tool in value.governs:
+                if tool not in self.tool_names:
+                    hint = did_you_mean(tool, self.tool_names) or "tools: " + ", ".join(self.tool_names)
+                    problems.append(f"governs names {tool!r}, which is not a tool; {hint}")
         for wanted in [*value.read_nodes, *(ref.target for ref in value.references)]:
             if wanted not in self.known:
                 hint = did_you_mean(wanted, self.known) or "ids look like c03"
@@ -46,55 +56,65 @@ class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
         return value
 
     def statement(self) -> str:
+        governs = "" if self.tool_names is None else ", and whose governs lists only tool names of the list"
         return (
             "one JSON object fitting the schema whose read_nodes and reference targets are node ids of the table of "
             f"contents, other than {self.node_id} itself and its parent or children ({', '.join(self.related) or '-'})"
+            + governs
         )
 
 
 async def find_references(
-    client: LLMClient, graph: DocumentGraph, parallel: int = 3, on_node: Callable[[int, int], None] | None = None
+    client: LLMClient,
+    graph: DocumentGraph,
+    parallel: int = 3,
+    on_node: Callable[[int, int], None] | None = None,
+    governing_tools: Sequence[ToolSpec] | None = None,
 ) -> DocumentGraph:
-    """The graph with the reference edges the LLM finds for every node; ``on_node(done, total)`` after each."""
+    """The graph with the reference edges the LLM finds for every node; ``on_node(done, total)`` after each. With
+    ``governing_tools`` (config ``references.governing_rules``) each node also names which of them its rules
+    govern wherever they are called (``Chunk.governs``)."""
     limit = asyncio.Semaphore(parallel)
     toc = graph.toc()
     finished = [0]
 
-    async def one(node_id: str) -> list[Edge]:
+    async def one(node_id: str) -> tuple[list[Edge], list[str]]:
         async with limit:
-            edges = await _node_references(client, graph, toc, node_id)
+            found = await _node_references(client, graph, toc, node_id, governing_tools)
         finished[0] += 1
         if on_node is not None:
             on_node(finished[0], len(graph.nodes))
-        return edges
+        return found
 
     found = await gather_all(one(node.id) for node in graph.nodes)  # a pending node does not stop the others
-    return graph.with_references([edge for edges in found for edge in edges])
+    linked = graph.with_references([edge for edges, _ in found for edge in edges])
+    governs = {node.id: tools for node, (_, tools) in zip(graph.nodes, found, strict=True) if tools}
+    return linked.with_governs(governs) if governs else linked
 
 
-async def _node_references(client: LLMClient, graph: DocumentGraph, toc: str, node_id: str) -> list[Edge]:
+async def _node_references(
+    client: LLMClient, graph: DocumentGraph, toc: str, node_id: str, governing_tools: Sequence[ToolSpec] | None
+) -> tuple[list[Edge], list[str]]:
     node = graph.node(node_id)
     related = sorted(nid for nid in {node.parent, *node.children} if nid is not None)
-    check = ReferencesCheck(node_id=node_id, known=[n.id for n in graph.nodes], related=related)
+    names = None if governing_tools is None else [spec.name for spec in governing_tools]
+    check = ReferencesCheck(node_id=node_id, known=[n.id for n in graph.nodes], related=related, tool_names=names)
+
+    def messages(extra: dict[str, str]) -> prompts.Messages:
+        if governing_tools is None:
+            return prompts.references(node_id, node.text, toc, extra)
+        return prompts.governing_references(node_id, node.text, toc, extra, governing_tools)
 
     extra: dict[str, str] = {}
-    answer = await client.generate(
-        "document_extraction",
-        node_id,
-        prompts.references(node_id, node.text, toc, extra),
-        check,
-    )
+    answer = await client.generate("document_extraction", node_id, messages(extra), check)
     reads = 0
     while answer.read_nodes and not answer.references and reads < MAX_READS:
         reads += 1
         extra.update({nid: graph.node(nid).text for nid in answer.read_nodes if nid != node_id})
-        answer = await client.generate(
-            "document_extraction",
-            f"{node_id}/read{reads}",
-            prompts.references(node_id, node.text, toc, extra),
-            check,
-        )
-    return [
+        answer = await client.generate("document_extraction", f"{node_id}/read{reads}", messages(extra), check)
+    edges = [
         Edge(source=node_id, target=ref.target, kind="reference", explicit=ref.explicit, note=ref.reason)
         for ref in answer.references
     ]
+    governs = answer.governs if isinstance(answer, GoverningReferenceAnswer) else []
+    return edges, [name for name in names or [] if name in governs]  # the domain's tool order, no duplicates

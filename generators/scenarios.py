@@ -1,15 +1,24 @@
 """Stage ``scenario_generation``: m scenarios per sample, each a prompt with named entities and exact quantities,
-a valuation of external and internal variables, a database patch and the argument values of a compliant run."""
+a valuation of external and internal variables, a database patch and the argument values of a compliant run. With
+config ``scenarios.outcome_mix`` the writer is asked for that mix of intended outcomes and each scenario carries its
+own (``Scenario.outcome``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import PrivateAttr
 
 from generators import prompts
-from generators.artifacts import Scenario, ScenarioBatch
+from generators.artifacts import (
+    Outcome,
+    OutcomeScenarioBatch,
+    OutcomeScenarioDraft,
+    Scenario,
+    ScenarioBatch,
+    ScenarioDraft,
+)
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.records import DEFAULT_BUDGET_CHARS, database_view
 from mantra_env.domains import Domain, DomainError, load_domain
@@ -23,10 +32,12 @@ class ScenarioCheck(AnswerCheck[ScenarioBatch]):
     domain: str
     tools: list[ToolSpec]
     count: int
+    with_outcome: bool = False
+    """Each scenario states its intended outcome (config ``scenarios.outcome_mix``)."""
     _domain: Domain | None = PrivateAttr(default=None)
 
     def output(self) -> type[ScenarioBatch]:
-        return ScenarioBatch
+        return OutcomeScenarioBatch if self.with_outcome else ScenarioBatch
 
     def check(self, value: ScenarioBatch) -> ScenarioBatch:
         domain = self._domain or load_domain(self.domain)
@@ -100,19 +111,28 @@ async def generate_scenarios(
     existing: Sequence[str] = (),
     seed: int = 0,
     database_chars: int = DEFAULT_BUDGET_CHARS,
+    outcome_mix: Mapping[Outcome, float] | None = None,
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
     database and argument bindings checked against the tool schemas before they are accepted). The writer sees
-    the records of :func:`generators.records.database_view` for ``seed`` and the sample."""
+    the records of :func:`generators.records.database_view` for ``seed`` and the sample. ``outcome_mix`` (config
+    ``scenarios.outcome_mix``) asks for that mix of intended outcomes and keeps each scenario's."""
     database = database_view(domain.base_data, tools, excerpt, seed, sample_id, database_chars)
-    messages = prompts.scenarios(excerpt, tools, count, database, bindings, existing)
-    check = ScenarioCheck(domain=domain.name, tools=list(tools), count=count)
+    messages = prompts.scenarios(excerpt, tools, count, database, bindings, existing, outcome_mix)
+    check = ScenarioCheck(domain=domain.name, tools=list(tools), count=count, with_outcome=bool(outcome_mix))
     check._domain = domain
     batch = await client.generate("scenario_generation", sample_id, messages, check)
     return [
-        Scenario(id=f"{sample_id}-{number}", sample_id=sample_id, draft=draft)
+        _scenario(f"{sample_id}-{number}", sample_id, draft)
         for number, draft in enumerate(batch.scenarios[:count], start=1)
     ]
+
+
+def _scenario(scenario_id: str, sample_id: str, draft: ScenarioDraft) -> Scenario:
+    if isinstance(draft, OutcomeScenarioDraft):  # the outcome is the scenario's, not part of the stored draft
+        plain = ScenarioDraft.model_validate(draft.model_dump(exclude={"outcome"}))
+        return Scenario(id=scenario_id, sample_id=sample_id, draft=plain, outcome=draft.outcome)
+    return Scenario(id=scenario_id, sample_id=sample_id, draft=draft)
 
 
 def scenario_text(scenario: Scenario) -> str:
