@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -296,8 +296,15 @@ class SolverReport:
         )
 
 
-def solve(review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], bound: int) -> SolverReport:
-    """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading)."""
+def solve(
+    review: SampleReview,
+    scenario: Scenario,
+    tools: Sequence[ToolSpec],
+    bound: int,
+    phase: Callable[[str], None] = lambda name: None,
+) -> SolverReport:
+    """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading);
+    ``phase`` is told the name of each query before it runs."""
     sid = scenario.id
     try:
         solver = CaseSolver(
@@ -309,8 +316,11 @@ def solve(review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], b
         )
     except (MantraError, DslError) as error:
         return SolverReport(None, [], None, error=str(error))
+    phase("forward")
     forward = solver.forward(shortest=True)
+    phase("backward")
     backward = solver.backward_all(shortest=True) if forward.status == "consistent" else []
+    phase("compliant witness")
     return SolverReport(forward, backward, solver.compliant_witness())
 
 
