@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from generators.review.app import create_app
 from generators.review.run import ReviewRun
 from generators.review.solving import SolveTarget, solve_in_child
-from tests.generators.review.solvers import GATE, gated, hang, wait_for
+from tests.generators.review.solvers import GATE, crash, gated, hang, wait_for
 
 TOKEN = "t0k3n"
 CASE = "/case/s000/s000-3"
@@ -92,3 +92,10 @@ def test_the_real_solver_in_a_child_reports_its_verdict(run_dir: Path) -> None:
     client = _client(run_dir, solve_in_child)
     assert _post(client, "solve") == 303
     assert 'data-verdict="not-clean"' in wait_for(client, CASE, TOKEN, "data-verdict")
+
+
+def test_a_child_that_dies_without_a_result_says_so(run_dir: Path) -> None:
+    client = _client(run_dir, crash)
+    assert _post(client, "solve") == 303
+    page = wait_for(client, CASE, TOKEN, "ended without a result")
+    assert "exit code 3" in page and "Re-run the solver" in page and "http-equiv" not in page
