@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -346,7 +347,8 @@ def create_app(run: ReviewRun, token: str, reviewer: str, solver: SolveTarget = 
             reason = str(form.get("reason", ""))
             if action == "solve":
                 task = SolveTask(review, run.scenarios(sample_id)[scenario_id], list(run.tools), run.bound)
-                jobs.start((sample_id, scenario_id), review.revision, task)  # returns at once; the page polls
+                # in a worker thread: the spawned child reads its task only once its interpreter is up
+                await run_in_threadpool(jobs.start, (sample_id, scenario_id), review.revision, task)
                 return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
             if action == "edit":
                 changed = apply_edit_records(review, scenario_id, _edit_records(form), run.tools, reviewer, reason)
