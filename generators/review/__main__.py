@@ -23,9 +23,9 @@ def open_run(target: str, config: Path | None, keep: Path | None, samples: int |
     from mantra_env.domains import domain_names
 
     domains = domain_names()
-    if Path(target).is_dir() and keep is None:
-        if samples is not None:
-            raise ReviewRunError("--samples is for a domain's recording run: a run directory has its own samples")
+    if Path(target).is_dir() and (keep is None or target not in domains):
+        if keep is not None or samples is not None:
+            raise ReviewRunError("--keep and --samples are for a domain's recording run, not a run directory")
         return ReviewRun(Path(target), config)
     if target not in domains:
         raise ReviewRunError(

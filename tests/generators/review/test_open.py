@@ -38,6 +38,8 @@ def test_an_unknown_domain_is_one_line(served: list[Any], capsys: pytest.Capture
 def test_a_run_without_validation_results_is_one_line(
     served: list[Any], run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    assert main([str(run_dir), "--samples", "2"]) == 2
+    assert "are for a domain's recording run, not a run directory" in _error(capsys)
     shutil.rmtree(run_dir / "validation")
     assert main([str(run_dir)]) == 2
     assert "has no validation results yet" in _error(capsys)
