@@ -61,7 +61,12 @@ def test_a_domain_opens_its_recording_run(
     from generators.review.run import ReviewRun
 
     opened: list[ReviewRun] = []
-    monkeypatch.setattr("generators.review.app.create_app", lambda run, *args: opened.append(run) or run)
+
+    def create_app(run: ReviewRun, *args: Any) -> ReviewRun:
+        opened.append(run)
+        return run
+
+    monkeypatch.setattr("generators.review.app.create_app", create_app)
     keep = tmp_path / "keep"
     assert main(["operations", "--keep", str(keep), "--samples", "1", "--reviewer", "alice"]) == 0
     assert "replaying the recording of operations" in capsys.readouterr().out
