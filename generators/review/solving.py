@@ -34,8 +34,12 @@ class SolveTask:
 
 def solve_in_child(task: SolveTask, pipe: Connection) -> None:
     """The child's work: the phases as ``("phase", name)``, then ``("report", SolverReport)``."""
+
+    def phase(name: str) -> None:
+        pipe.send(("phase", name))
+
     try:
-        report = solve(task.review, task.scenario, task.tools, task.bound, lambda phase: pipe.send(("phase", phase)))
+        report = solve(task.review, task.scenario, task.tools, task.bound, phase=phase)
     except Exception as error:  # any: the reviewer reads it on the case page instead of a dead job
         report = SolverReport(None, [], None, error=f"the solver failed: {type(error).__name__}: {error}")
     pipe.send(("report", report))

@@ -301,6 +301,7 @@ def solve(
     scenario: Scenario,
     tools: Sequence[ToolSpec],
     bound: int,
+    *,
     phase: Callable[[str], None] = lambda name: None,
 ) -> SolverReport:
     """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading);
