@@ -117,7 +117,7 @@ def _job_html(job: SolveJob | None, revision: int) -> str:
         )
     if job.state == "cancelled":
         return f'<p data-solve="cancelled">The solve started {started} was cancelled after {job.elapsed()} s.</p>'
-    if job.revision != revision:
+    if job.revision != revision and not job.shown:
         return (
             f'<p class="error" data-solve="discarded">The result of the solve started {started} was discarded: it was '
             f"computed for revision {job.revision}, and the case is now at revision {revision}. Re-run the solver.</p>"
@@ -223,6 +223,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str, solver: SolveTarget = 
         job = jobs.get((sample_id, scenario_id))
         if job is not None and job.report is not None and job.revision == review.revision:
             reports[(sample_id, scenario_id, review.revision)] = job.report
+            job.shown = True
         report = reports.get((sample_id, scenario_id, review.revision))
         solving = job is not None and job.state == "running"
 

@@ -61,6 +61,8 @@ class SolveJob:
     state: Literal["running", "done", "cancelled", "failed"] = "running"
     report: SolverReport | None = None
     ended: float | None = None
+    shown: bool = False
+    """The report was shown for the revision it was computed for (a later edit does not discard it)."""
 
     def elapsed(self) -> int:
         return int((self.ended or time.time()) - self.started)

@@ -92,6 +92,8 @@ def test_the_real_solver_in_a_child_reports_its_verdict(run_dir: Path) -> None:
     client = _client(run_dir, solve_in_child)
     assert _post(client, "solve") == 303
     assert 'data-verdict="not-clean"' in wait_for(client, CASE, TOKEN, "data-verdict")
+    assert _post(client, "goal", goal="(= closed true)") == 303  # a result already shown is not "discarded" later
+    assert "discarded" not in _case(client)
 
 
 def test_a_child_that_dies_without_a_result_says_so(run_dir: Path) -> None:
