@@ -30,7 +30,7 @@ from pathlib import Path
 from generators.config import GenerationConfig, load_config
 from generators.pipeline import run_pipeline
 from generators.replay import PROVIDER
-from generators.review.state import REVIEW_DIR, SampleReview
+from generators.review.state import REVIEW_DIR, SampleReview, review_path
 from generators.rundir import write_text
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, load_domain
@@ -61,8 +61,9 @@ class Regenerated:
     """One line per file that differs (empty: byte-identical)."""
 
 
-def replay_config(domain_folder: Path, runs: Path) -> GenerationConfig:
-    """The domain's generation config with every stage answered from its recording, runs under ``runs``."""
+def replay_config(domain_folder: Path, runs: Path, samples: int | None = None) -> GenerationConfig:
+    """The domain's generation config with every stage answered from its recording, runs under ``runs``
+    (``samples``: only the first so many samples)."""
     config_path, recording = domain_folder / "generation.yaml", domain_folder / RECORDING
     for needed in (config_path, recording):
         if not needed.is_file():
@@ -72,7 +73,29 @@ def replay_config(domain_folder: Path, runs: Path) -> GenerationConfig:
     llm = config.llm.model_copy(
         update={"replay": config.llm.replay.model_copy(update={"path": recording.resolve(), "record_to": None})}
     )
-    return config.model_copy(update={"llm": llm, "run_dir_base": runs})
+    config = config.model_copy(update={"llm": llm, "run_dir_base": runs})
+    if samples is None:
+        return config
+    if samples < 1:
+        raise RegenerateError(f"--samples must be 1 or more, got {samples}")
+    sampling = config.sampling.model_copy(update={"max_samples": min(samples, config.sampling.max_samples)})
+    return config.model_copy(update={"sampling": sampling})
+
+
+def replay_for_review(domain: str, work: Path, samples: int | None = None) -> GenerationConfig:
+    """The config of ``domain``'s recording run in ``work/run`` (what ``--keep work`` leaves there), replayed up
+    to its validation first when that is not done yet, with the shipped reviews put back (never over a review
+    file the run has already)."""
+    folder = shipping_folder(domain)
+    config = replay_config(folder, work, samples)
+    run_dir = work / "run"
+    if not (run_dir / "validation").is_dir():
+        run_pipeline(config, run_dir, stop_after="validation")
+        if PROVIDER.missed:
+            raise _missing(folder)
+        reviews = [r for r in shipped_reviews(folder) if not review_path(run_dir, r.sample_id).exists()]
+        _write_reviews(reviews, run_dir / REVIEW_DIR)
+    return config
 
 
 def regenerate(domain: str, work: Path, samples: int | None = None) -> Regenerated:
@@ -89,12 +112,7 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
     ``samples``: replay only the first ``samples`` samples (samples are drawn one after another, so they are the
     full run's first ones) and compare their cases with the shipped suite's cases of those samples.
     """
-    config = replay_config(folder, work)
-    if samples is not None:
-        if samples < 1:
-            raise RegenerateError(f"--samples must be 1 or more, got {samples}")
-        sampling = config.sampling.model_copy(update={"max_samples": min(samples, config.sampling.max_samples)})
-        config = config.model_copy(update={"sampling": sampling})
+    config = replay_config(folder, work, samples)
     reviews = shipped_reviews(folder)
     try:
         if reviews:  # the reviewer worked on the validated run: replay it, put the reviews back, then export

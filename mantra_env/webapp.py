@@ -53,11 +53,12 @@ def text(value: Any) -> str:
     return escape("" if value is None else str(value))
 
 
-def page(title: str, body: str, status: int = 200) -> HTMLResponse:
+def page(title: str, body: str, status: int = 200, refresh: int | None = None) -> HTMLResponse:
     """A page of the app: ``title`` (text) as its title and heading, then ``body`` (HTML), styled by the app's
-    stylesheet."""
+    stylesheet; ``refresh``: reload it after so many seconds (a meta element: no script, which the CSP forbids)."""
+    reload = f'<meta http-equiv="refresh" content="{int(refresh)}">' if refresh is not None else ""
     html = (
-        f'<!doctype html><meta charset=utf-8><title>{escape(title)}</title><link rel="stylesheet" '
+        f'<!doctype html><meta charset=utf-8>{reload}<title>{escape(title)}</title><link rel="stylesheet" '
         f'href="{STYLESHEET}"><h1>{escape(title)}</h1>{body}'
     )
     return HTMLResponse(html, status_code=status)

@@ -9,13 +9,16 @@ is never rendered as HTML), and the pages carry the security headers of :mod:`ma
 A mistake is a page that says what is wrong, never a 500: an unknown sample or case is a 404, a review file that
 does not parse is a 409 naming the file, as is a save of a page older than the file, an edit that is invalid (or
 JSON nested too deep) a 422, a save another process held up for longer than it waits a 503. The solver runs
-in a worker thread, so other pages answer while it works.
+in a child process (:mod:`generators.review.solving`), one per case at a time: "Re-run the solver" returns at
+once, the case page shows the running query and a Cancel button and reloads itself every two seconds (a meta
+refresh, no script) until the result is there; a result computed for an older revision of the case is dropped.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import time
 from html import escape
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -27,6 +30,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from generators.review.run import ReviewRun, ReviewRunError
+from generators.review.solving import SolveJob, SolveJobs, SolveTarget, SolveTask, solve_in_child
 from generators.review.state import (
     ReviewBusy,
     ReviewError,
@@ -38,7 +42,6 @@ from generators.review.state import (
     change_initial,
     decide,
     save_review,
-    solve,
 )
 from mantra_env.checks import format_check
 from mantra_env.errors import MantraError
@@ -97,9 +100,36 @@ def _report_html(report: SolverReport | None) -> str:
     return f'<p data-verdict="{"clean" if report.clean else "not-clean"}"><b>{verdict}</b></p>' + "".join(parts)
 
 
-def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
-    """The app for one run directory; ``token`` guards every request, ``reviewer`` signs every change."""
+def _job_html(job: SolveJob | None, revision: int) -> str:
+    """What the case page says about its latest solve besides the report itself."""
+    if job is None:
+        return ""
+    started = time.strftime("%H:%M:%S", time.localtime(job.started))
+    if job.state == "running":
+        stale = (
+            f" The case changed since (now revision {revision}): this result will be discarded."
+            if job.revision != revision
+            else ""
+        )
+        return (
+            f'<p data-solve="running">solving… (started {started}, {job.elapsed()} s; running: '
+            f"{escape(job.phase)}; revision {job.revision}).{stale}</p>"
+        )
+    if job.state == "cancelled":
+        return f'<p data-solve="cancelled">The solve started {started} was cancelled after {job.elapsed()} s.</p>'
+    if job.revision != revision and not job.shown:
+        return (
+            f'<p class="error" data-solve="discarded">The result of the solve started {started} was discarded: it was '
+            f"computed for revision {job.revision}, and the case is now at revision {revision}. Re-run the solver.</p>"
+        )
+    return ""
+
+
+def create_app(run: ReviewRun, token: str, reviewer: str, solver: SolveTarget = solve_in_child) -> Starlette:
+    """The app for one run directory; ``token`` guards every request, ``reviewer`` signs every change;
+    ``solver`` is what a solve's child process runs."""
     reports: dict[tuple[str, str, int], SolverReport] = {}
+    jobs = SolveJobs(solver)
 
     def authorised(request: Request, form: Any = None) -> bool:
         """The token of a GET's query, or of a POST's form (a POST's query string does not count: a token in
@@ -190,7 +220,12 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             return page("Not found", f"<p>No case {escape(scenario_id)} in sample {escape(sample_id)}.</p>", 404)
         decision = review.decisions.get(scenario_id)
         state = f"{decision.status} by {decision.who} ({decision.reason})" if decision else outcome.status
+        job = jobs.get((sample_id, scenario_id))
+        if job is not None and job.report is not None and job.revision == review.revision:
+            reports[(sample_id, scenario_id, review.revision)] = job.report
+            job.shown = True
         report = reports.get((sample_id, scenario_id, review.revision))
+        solving = job is not None and job.state == "running"
 
         def form(action: str, inner: str, label: str) -> str:
             return (
@@ -241,7 +276,9 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
                    'aria-label="edits" placeholder=\'[{"op": "add_var", "name": "x", "type": "Bool"}]\'></textarea>',
                    "Apply edits")
             + f"<p>locked: {escape(', '.join(review.locks) or 'nothing')}</p></section></div>",
-            "<section><h2>Solver</h2>" + form("solve", "", "Re-run the solver") + _report_html(report) + "</section>",
+            "<section><h2>Solver</h2>"
+            + (form("cancel", "", "Cancel") if solving else form("solve", "", "Re-run the solver"))
+            + _job_html(job, review.revision) + ("" if solving else _report_html(report)) + "</section>",
             "<section><h2>Decision</h2>"
             + form("decide", '<input type="hidden" name="status" value="accepted">'
                    '<input type="text" name="reason" placeholder="note (optional)">', "Accept")
@@ -251,7 +288,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             + form("decide", '<input type="hidden" name="status" value="reopen"><input type="hidden" name="reason">',
                    "Reopen") + "</section>",
         ]  # fmt: skip
-        return page(f"Case {scenario_id}", "".join(body), status)
+        return page(f"Case {scenario_id}", "".join(body), status, refresh=2 if solving else None)
 
     async def case(request: Request) -> Response:
         if not authorised(request):
@@ -291,6 +328,9 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
         unknown = unknown_case(sample_id, scenario_id)
         if unknown is not None:
             return unknown
+        if action == "cancel":  # whatever the revision: a solve of an older one is the likeliest to cancel
+            jobs.cancel((sample_id, scenario_id))
+            return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
         try:
             read_revision = int(str(form.get("revision", "")))
         except ValueError:
@@ -308,9 +348,9 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
             reason = str(form.get("reason", ""))
             if action == "solve":
                 scenario = run.scenarios(sample_id)[scenario_id]
-                # in a worker thread: a solve can take minutes, and the event loop serves every other page
-                report = await run_in_threadpool(solve, review, scenario, run.tools, run.bound, run.refuse_invented_ids)
-                reports[(sample_id, scenario_id, review.revision)] = report
+                task = SolveTask(review, scenario, list(run.tools), run.bound, run.refuse_invented_ids)
+                # in a worker thread: the spawned child reads its task only once its interpreter is up
+                await run_in_threadpool(jobs.start, (sample_id, scenario_id), review.revision, task)
                 return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)
             if action == "edit":
                 changed = apply_edit_records(review, scenario_id, _edit_records(form), run.tools, reviewer, reason)
@@ -341,4 +381,4 @@ def create_app(run: ReviewRun, token: str, reviewer: str) -> Starlette:
         Route("/case/{sample}/{scenario}", case),
         Route("/case/{sample}/{scenario}/{action}", act, methods=["POST"]),
     ]
-    return local_app(routes, _CSS)
+    return local_app(routes, _CSS)  # the solves are daemon processes: they end with the app

@@ -24,10 +24,12 @@ class ReviewRunError(MantraError, ValueError):
 @dataclasses.dataclass
 class ReviewRun:
     """A run directory opened for review (``config_path``: the config it was started with, by default the one
-    its ``run.json`` names)."""
+    its ``run.json`` names, or ``given_config``)."""
 
     root: Path
     config_path: Path | None = None
+    given_config: GenerationConfig | None = None
+    """The config itself (a domain's recording run: its ``generation.yaml`` answered from the recording)."""
 
     def __post_init__(self) -> None:
         if not self.root.is_dir():
@@ -42,7 +44,16 @@ class ReviewRun:
     def config(self) -> GenerationConfig:
         from generators.run import recorded_config
 
-        return load_config(self.config_path or recorded_config(self.root))
+        if self.given_config is not None:
+            return self.given_config
+        try:
+            path = self.config_path or recorded_config(self.root)
+        except MantraError as error:
+            raise ReviewRunError(
+                f"{error}; a domain's recording run (what `generators.regenerate DOMAIN --keep DIR` leaves in "
+                "DIR/run) opens with `mantra review DOMAIN --keep DIR`"
+            ) from None
+        return load_config(path)
 
     @cached_property
     def tools(self) -> list[ToolSpec]:

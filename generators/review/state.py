@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -297,10 +297,17 @@ class SolverReport:
 
 
 def solve(
-    review: SampleReview, scenario: Scenario, tools: Sequence[ToolSpec], bound: int, refuse_invented_ids: bool = False
+    review: SampleReview,
+    scenario: Scenario,
+    tools: Sequence[ToolSpec],
+    bound: int,
+    refuse_invented_ids: bool = False,
+    *,
+    phase: Callable[[str], None] = lambda name: None,
 ) -> SolverReport:
     """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading), as the
-    run's validation asked them (``refuse_invented_ids``: the config's option of that name)."""
+    run's validation asked them (``refuse_invented_ids``: the config's option of that name); ``phase`` is told
+    the name of each query before it runs."""
     sid = scenario.id
     try:
         solver = CaseSolver(
@@ -313,8 +320,11 @@ def solve(
         )
     except (MantraError, DslError) as error:
         return SolverReport(None, [], None, error=str(error))
+    phase("forward")
     forward = solver.forward(shortest=True)
+    phase("backward")
     backward = solver.backward_all(shortest=True) if forward.status == "consistent" else []
+    phase("compliant witness")
     return SolverReport(forward, backward, solver.compliant_witness())
 
 

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from generators.review.app import create_app
 from generators.review.run import ReviewRun
 from generators.review.state import load_review, review_path
+from tests.generators.review.solvers import wait_for
 
 TOKEN = "t0k3n"
 CASE = "/case/s000/s000-3"
@@ -50,11 +51,11 @@ def test_resolve_revalidate_and_accept(client: TestClient, run_dir: Path) -> Non
     page = client.get(f"{CASE}?token={TOKEN}").text
     assert "delivery_before_po" in page and "awaiting_human" in page
     assert _post(client, "solve").status_code == 303
-    assert 'data-verdict="not-clean"' in client.get(f"{CASE}?token={TOKEN}").text
+    assert 'data-verdict="not-clean"' in wait_for(client, CASE, TOKEN, "data-verdict")
     done = _post(client, "edit", kind="remove_check", id="delivery_before_po", reason="4.2 sets no order")
     assert done.status_code == 303
     _post(client, "solve", revision=1)
-    page = client.get(f"{CASE}?token={TOKEN}").text
+    page = wait_for(client, CASE, TOKEN, "data-verdict")
     assert 'data-verdict="clean"' in page and "check:delivery_before_po" in page
     _post(client, "decide", revision=1, status="accepted", reason="")
     review = load_review(run_dir, "s000")

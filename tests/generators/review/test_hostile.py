@@ -5,8 +5,6 @@ every response carries the security headers."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +12,13 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-import generators.review.app as review_app
 from generators.review.__main__ import main
 from generators.review.app import create_app
 from generators.review.run import ReviewRun
-from generators.review.state import SolverReport, review_path
+from generators.review.state import review_path
 from mantra_env.webapp import SECURITY_HEADERS
 from tests.browser import serve
+from tests.generators.review.solvers import hang, wait_for
 
 TOKEN = "t0k3n"
 CASE = "/case/s000/s000-3"
@@ -117,45 +115,18 @@ def test_n2_every_response_carries_the_security_headers(client: TestClient) -> N
     assert "<style" not in page and " style=" not in page and "<script" not in page and " on" + "click" not in page
 
 
-@pytest.fixture
-def slow_solver(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threading.Event, threading.Event]]:
-    """A solver that waits for ``release`` (set at the latest when the test ends) after setting ``started``."""
-    started, release = threading.Event(), threading.Event()
-
-    def solve(*args: object) -> SolverReport:
-        started.set()
-        release.wait(60)
-        return SolverReport(None, [], None, error="slow solver done")
-
-    monkeypatch.setattr(review_app, "solve", solve)
-    yield started, release
-    release.set()
-
-
-def test_n10_the_solver_does_not_block_other_pages(
-    run_dir: Path, slow_solver: tuple[threading.Event, threading.Event]
-) -> None:
-    started, release = slow_solver
-    with serve(create_app(ReviewRun(run_dir), TOKEN, "alice")) as base:
-        origin = {"Origin": base}
-        results: list[httpx.Response] = []
-
-        def press_solve() -> None:
-            data = {"token": TOKEN, "revision": "0"}
-            results.append(httpx.post(f"{base}{CASE}/solve", data=data, headers=origin, timeout=120))
-
-        presser = threading.Thread(target=press_solve)
-        presser.start()
-        try:
-            assert started.wait(60), "the solve request did not reach the solver"
-            # while the solver still runs (release is not set), another page answers
-            assert httpx.get(f"{base}/?token={TOKEN}", timeout=20).status_code == 200
-            assert not release.is_set()
-        finally:
-            release.set()
-            presser.join(120)
-        assert [r.status_code for r in results] == [303]
-        assert "slow solver done" in httpx.get(f"{base}{CASE}?token={TOKEN}", timeout=20).text
+def test_n10_the_solver_does_not_block_other_pages(run_dir: Path) -> None:
+    """Over a real server: the POST returns at once while its child hangs, the index answers meanwhile, and
+    Cancel ends the child."""
+    with serve(create_app(ReviewRun(run_dir), TOKEN, "alice", hang)) as base:
+        data, origin = {"token": TOKEN, "revision": "0"}, {"Origin": base}
+        pressed = httpx.post(f"{base}{CASE}/solve", data=data, headers=origin, timeout=60)
+        assert pressed.status_code == 303
+        with httpx.Client(base_url=base, timeout=20) as client:
+            wait_for(client, CASE, TOKEN, "hanging on purpose")
+            assert client.get(f"/?token={TOKEN}").status_code == 200  # the child still hangs
+            assert httpx.post(f"{base}{CASE}/cancel", data=data, headers=origin, timeout=60).status_code == 303
+            assert "was cancelled after" in client.get(f"{CASE}?token={TOKEN}").text
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "abc"])
