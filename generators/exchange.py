@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 
 from generators.rundir import write_text
 from mantra_env.errors import MantraError
-from mantra_env.limits import bounded, is_unicode
+from mantra_env.limits import bounded, bracket_depths, is_unicode
 
 EXCHANGE_PROVIDER = "exchange"
 T = TypeVar("T")
@@ -281,24 +281,7 @@ def unfinished(data: bytes) -> bool:
     start = text.find("{")
     if start < 0:
         return not text.strip()
-    depth, in_string, escaped = 0, False, False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return False
-    return True
+    return all(depth > 0 for depth in bracket_depths(text[start:]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

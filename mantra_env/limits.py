@@ -9,6 +9,7 @@ encoding, JSON serialisation of a trace) can overflow the stack.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 MAX_DEPTH = 64
@@ -149,6 +150,12 @@ def json_text_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
     """
     if text.count("[") + text.count("{") <= limit:
         return False
+    return any(depth > limit for depth in bracket_depths(text))
+
+
+def bracket_depths(text: str) -> Iterator[int]:
+    """The nesting depth after each array or object bracket of the JSON text ``text``, in order, brackets inside
+    strings left out (a scan of the text, no parse: it also reads a text cut short or nested too deep)."""
     depth = 0
     in_string = escaped = False
     for char in text:
@@ -163,8 +170,7 @@ def json_text_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
             in_string = True
         elif char in "[{":
             depth += 1
-            if depth > limit:
-                return True
+            yield depth
         elif char in "]}":
             depth -= 1
-    return False
+            yield depth
