@@ -8,7 +8,7 @@ env it must pass both verdicts (the checks, and no unrequested write); a case wh
 grading rule that is too strict or a world model that admits what the case should not
 (``tests/agents/test_alternative.py`` lists them).
 
-Arguments are filled as the oracle's (:func:`agents.scripted.plan_from_witness`), except that the solver's
+Arguments are filled as the oracle's (:func:`mantra_env.oracle.plan_from_witness`), except that the solver's
 concrete values come first (the one that differs is the point) and the case's bindings only fill what the solver
 leaves open; the solver already took the stored plan's value wherever its call agrees with the plan's.
 """
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.scripted import FINAL, Action, ArgumentGap, MissingArguments, OracleError, ScriptedPolicy
 from mantra_env.case import Case
 from mantra_env.smt import Alternative, CaseSolver, QueryResult, WitnessCall
-from mantra_env.smt.queries import PLACEHOLDER_PREFIXES
+from mantra_env.smt.queries import is_placeholder
 from mantra_env.tools import ToolSpec
 
 DEFAULT_BOUND = 16  # the oracle's bound for a case without a validation record
@@ -76,7 +76,7 @@ def alternative_plan(case: Case, alternative: Alternative, tools: Sequence[ToolS
         bindings = case.argument_bindings.get(call.tool, {})
         args: dict[str, Any] = {}
         for name, value in call.args.items():
-            if not _is_placeholder(value):
+            if not is_placeholder(value):
                 args[name] = value
             elif name in bindings:
                 args[name] = bindings[name]
@@ -91,10 +91,6 @@ def alternative_plan(case: Case, alternative: Alternative, tools: Sequence[ToolS
     if gaps:
         raise MissingArguments(case.id, gaps, plan)
     return plan
-
-
-def _is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
 
 
 class PlanPolicy(ScriptedPolicy):

@@ -33,7 +33,7 @@ from typing import Any
 from mantra_env.case import Case
 from mantra_env.errors import MantraError
 from mantra_env.smt import CaseSolver, Witness
-from mantra_env.smt.queries import PLACEHOLDER_PREFIXES
+from mantra_env.smt.queries import is_placeholder
 from mantra_env.tools import ToolSpec
 
 Action = dict[str, Any]
@@ -63,10 +63,6 @@ class MissingArguments(OracleError):
             f"case {case_id}: step {first.step} calls {first.tool} but nothing gives {', '.join(first.names)}; "
             f"add them to argument_bindings.{first.tool}{more}"
         )
-
-
-def _is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
 
 
 _PLANS: dict[str, list[Action]] = {}  # the plan is a pure function of the case, the tools and the bound
@@ -134,12 +130,12 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
         args: dict[str, Any] = {
             name: value if _paired(specs, call.tool, name) else _in_pinned_order(value, pinned[call.tool][name])
             for name, value in call.args.items()
-            if name in pinned.get(call.tool, {}) and not _is_placeholder(value)
+            if name in pinned.get(call.tool, {}) and not is_placeholder(value)
         }
         for name, value in case.argument_bindings.get(call.tool, {}).items():
             args.setdefault(name, value)
         for name, value in call.args.items():
-            if not _is_placeholder(value):
+            if not is_placeholder(value):
                 args.setdefault(name, value)
         spec = specs.get(call.tool)
         missing = tuple(name for name in (spec.required if spec else []) if name not in args)

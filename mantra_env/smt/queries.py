@@ -82,6 +82,13 @@ MODES = SEMANTICS
 # values in order of appearance) / "<enum #n>";
 # a String fact the scenario does not state (refusal mode), in the witness's initial state, as "<unstated #n>".
 PLACEHOLDER_PREFIXES = ("<value #", "<enum #", "<unstated #")
+
+
+def is_placeholder(value: object) -> bool:
+    """Whether a decoded witness value names no literal (``<value #n>``...): nothing in the case asks for it."""
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
+
+
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
 
 
@@ -732,7 +739,7 @@ class CaseSolver:
                 continue
             slots = self.encoding.layout.slots[call.tool]
             args = {
-                name: planned.args[name] if _is_placeholder(value) and name in planned.args else value
+                name: planned.args[name] if is_placeholder(value) and name in planned.args else value
                 for name, value in call.args.items()
             }
             args.update({name: value for name, value in planned.args.items() if name not in slots})
@@ -1092,10 +1099,6 @@ def _validate_checks(entries: Sequence[CaseCheck], checked: CheckedModel) -> Non
             problem = call_problem(atom.tool, atom.args, tools) or list_order_problem(atom, tools)
             if problem:
                 raise SmtInputError(f"check {entry.id} ({entry.text}) {problem}")
-
-
-def _is_placeholder(value: JsonValue) -> bool:
-    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIXES)
 
 
 def _free_text(schema: Mapping[str, Any]) -> bool:
