@@ -610,13 +610,14 @@ def _set_table(runs: Sequence[tuple[str, RunSummary]]) -> str:
     def cell(summary: RunSummary | None) -> str:
         if summary is None:
             return "not run"
-        value = summary.pass_at_1.value
-        return f"{'n/a' if math.isnan(value) else f'{value:.1%}'} ({summary.errors} err)"
+        return f"{_estimate(summary.pass_at_1)} ({summary.errors} err)"
 
     rows = [["model", *suites], *([model, *(cell(cells.get((model, suite))) for suite in suites)] for model in models)]
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     lines = ["  ".join(f"{text:<{width}}" for text, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-    return "\nthe set, Pass@1 (infrastructure errors) per model and suite:\n" + "\n".join(f"  {line}" for line in lines)
+    return "\nthe set, Pass@1 (%) (infrastructure errors) per model and suite:\n" + "\n".join(
+        f"  {line}" for line in lines
+    )
 
 
 def _refusal_share(suite: Suite, domain: Domain, case_ids: Iterable[str]) -> str:
@@ -635,15 +636,15 @@ def _beside_table(summaries: Sequence[RunSummary]) -> str:
     lines = [
         "\nbeside the reference agents, on the same cases and attempts (oracle: the SMT-proven plans; noop: no call; "
         "decline: the oracle's reads, then a refusal; read-all: every read the request's identifiers allow):",
-        f"  {'agent':<{width}}  {'Pass@1':>7}  {'premature writes':>16}  errors",
     ]
-    for summary in summaries:
-        value = summary.pass_at_1.value
-        pass_at_1 = "n/a" if math.isnan(value) else f"{value:.1%}"
+    scores = [_estimate(summary.pass_at_1) for summary in summaries]  # the one interval format (graders.intervals)
+    column = max(len("Pass@1 (%)"), *map(len, scores))
+    lines.append(f"  {'agent':<{width}}  {'Pass@1 (%)':<{column}}  {'premature writes':>16}  errors")
+    for summary, score in zip(summaries, scores, strict=True):
         rate = summary.premature_write_rate
         premature = "n/a" if math.isnan(rate) else f"{rate:.1%}"
         lines.append(
-            f"  {summary.model:<{width}}  {pass_at_1:>7}  {premature:>16}  {summary.errors}/{summary.attempts}"
+            f"  {summary.model:<{width}}  {score:<{column}}  {premature:>16}  {summary.errors}/{summary.attempts}"
         )
     return "\n".join(lines)
 

@@ -486,8 +486,10 @@ def test_baselines_put_the_model_beside_the_reference_agents_on_the_same_cases(
         "scripted:decline",
         "scripted:read-all",
     ]
-    assert table[2].split()[1:] == ["100.0%", "0.0%", "0/2"] and table[3].split()[1] == "0.0%"
-    assert table[4].split()[1:3] == table[5].split()[1:3] == ["0.0%", "0.0%"]  # both figure cases ask for a write
+    assert table[2].split()[1:] == ["100.0", "[34.2,", "100.0]", "Wilson", "0.0%", "0/2"]  # as the report prints
+    assert table[3].split()[1] == "0.0"
+    assert table[4].split()[1] == table[5].split()[1] == "0.0"  # both figure cases ask for a write
+    assert table[4].split()[-2] == table[5].split()[-2] == "0.0%"  # and neither writes early
     with RolloutStore(db) as store:
         rows = store.query("SELECT run_id, model, count(*) FROM v_episodes GROUP BY ALL ORDER BY run_id")
     assert rows == [

@@ -81,7 +81,8 @@ def test_a_set_runs_every_model_on_every_suite_in_one_process(
     for run_id in RUN_IDS:  # the summary per (model, suite)
         suite = "operations/starter" if run_id.endswith("operations") else "retail/generated"
         assert f"run {run_id}: scripted:{run_id.split('-')[1].split('_')[1]} on {suite}, 1 cases x 2 attempts" in out
-    assert "scripted:oracle  100.0% (0 err)      100.0% (0 err)" in out  # the set side by side
+    side_by_side = "scripted:oracle  100.0 [20.7, 100.0] Wilson (0 err)  100.0 [20.7, 100.0] Wilson (0 err)"
+    assert side_by_side in out
     assert "--run S-scripted_oracle-operations --run S-scripted_oracle-retail --run S-scripted_noop-" in out
     progress = [line for line in err.splitlines() if line.startswith("episodes: ")]
     assert progress and all(line.split()[1].endswith("/8") for line in progress)  # one display over the set
