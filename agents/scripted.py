@@ -182,23 +182,19 @@ def _forbidden_write(case: Case, tools: Sequence[ToolSpec]) -> list[Action]:
     return []
 
 
-class DeclinePolicy(ScriptedPolicy):
-    """Reads what the oracle reads, writes nothing and refuses: the oracle's reads in order with the same arguments,
-    then a polite refusal as the answer. On a refusal case (an oracle plan without a write) it *is* the oracle, so
-    its Pass@1 is the suite's refusal share, the best any policy that never writes can score. A case without a
-    stored plan (the hand-written starter suite) gets the plan solved as the oracle solves it."""
+class DeclinePolicy(OraclePolicy):
+    """Reads what the oracle reads and writes nothing: the oracle's reads in order with the same arguments, then
+    the oracle's kind of answer over them (:func:`mantra_env.answers.final_answer`: the facts an ANSWER check asks
+    for, else a polite refusal). On a case whose oracle plan makes no write (a refusal, or an information request)
+    it *is* the oracle, so its Pass@1 is the suite's refusal share, the best any policy that never writes can
+    score. A case without a stored plan (the hand-written starter suite) gets the plan solved as the oracle solves
+    it."""
 
     name = "decline"
 
-    def __init__(self) -> None:
-        self._plan: list[Action] = []
-
     def start(self, case: Case, tools: Sequence[ToolSpec], rng: np.random.Generator) -> None:
-        kinds = {spec.name: spec.kind for spec in tools}
-        self._plan = [action for action in oracle_plan(case, tools) if kinds.get(action["tool"]) == "read"]
-
-    def act(self, observation: str) -> Action:
-        return self._plan.pop(0) if self._plan else dict(REFUSAL)
+        super().start(case, tools, rng)
+        self._plan = [action for action in self._plan if self._kinds.get(action["tool"]) == "read"]
 
 
 class ReadAllPolicy(ScriptedPolicy):

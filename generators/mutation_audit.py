@@ -108,11 +108,22 @@ def _json(value: JsonValue) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def revalidated(case: Case, tools: Sequence[ToolSpec], bound: int, timeout_ms: int) -> str:
+def revalidated(
+    case: Case, tools: Sequence[ToolSpec], bound: int, timeout_ms: int, refuse_invented_ids: bool = False
+) -> str:
     """Why the case does not validate on its own ("" if it does): forward and every backward query consistent, a
-    compliant witness within ``bound``."""
+    compliant witness within ``bound``, in the validation's own mode (``refuse_invented_ids``: the config's
+    ``validation.refuse_invented_ids``)."""
     try:
-        solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools, timeout_ms)
+        solver = CaseSolver(
+            case.world_model,
+            case.checks,
+            bound,
+            case.scenario.valuation,
+            tools,
+            timeout_ms,
+            refuse_invented_ids=refuse_invented_ids,
+        )
         forward = solver.forward()
         if forward.status != "consistent":
             return f"forward {forward.status}"
@@ -137,6 +148,7 @@ async def audit_cases(
     contexts: Mapping[str, AuditContext],
     bound: int,
     timeout_ms: int,
+    refuse_invented_ids: bool = False,
 ) -> tuple[list[Case], dict[str, str]]:
     """The cases after the audit, and case id → reason of each case the judge declared invalid.
 
@@ -185,7 +197,7 @@ async def audit_cases(
         draft = apply_edits(check.draft(), repair.edits, tools)
         edited = original.model_copy(update={"world_model": format_model(draft.model), "checks": list(draft.checks)})
         edits: list[JsonValue] = [edit.model_dump(mode="json") for edit in repair.edits]
-        why = revalidated(edited, tools, original.validation.trace_bound or bound, timeout_ms)
+        why = revalidated(edited, tools, original.validation.trace_bound or bound, timeout_ms, refuse_invented_ids)
         if why:
             log.info("mutation audit of %s: edits dropped (%s)", original.id, why)
             return _noted(original, {**decided, "edits": edits, "outcome": f"edits dropped: {why}"}), ""

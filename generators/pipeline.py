@@ -497,7 +497,14 @@ class Pipeline:
         settings = self.config.validation
         try:
             kept, invalid = await audit_cases(
-                self.client, cases, self.domain, self.tools, contexts, settings.z3_trace_bound, settings.timeout_ms
+                self.client,
+                cases,
+                self.domain,
+                self.tools,
+                contexts,
+                settings.z3_trace_bound,
+                settings.timeout_ms,
+                settings.refuse_invented_ids,
             )
         except AnswerPending as pending:
             self.pending.update(pending.keys)

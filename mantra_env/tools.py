@@ -131,15 +131,17 @@ def _allows_string(schema: Mapping[str, Any]) -> bool:
 
 
 _RULES_MEMO: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], ArgRules]] = {}
-_LAST_RULES: list[Any] = [None, None]  # the last tuple of specs asked for (kept alive) and its rules
+_LAST_RULES: tuple[object, ArgRules | None] = (None, None)  # the last tuple of specs asked for (kept alive), its rules
 
 
 def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
     """What the tool schemas add to argument matching (schema defaults, free-text parameters), as the grader
     and every other matcher read it. Memoised per set of spec objects (the env grades after every step, with its
     domain's one tuple of specs: answered by identity)."""
-    if specs is _LAST_RULES[0]:
-        return _LAST_RULES[1]  # type: ignore[no-any-return]
+    global _LAST_RULES
+    last_specs, last_rules = _LAST_RULES  # one read of one immutable pair: step threads of two domains may race here
+    if specs is last_specs and last_rules is not None:
+        return last_rules
     given = tuple(specs)
     memo_key = tuple(id(spec) for spec in given)
     found = _RULES_MEMO.get(memo_key)
@@ -148,7 +150,7 @@ def argument_rules(specs: Iterable[ToolSpec]) -> ArgRules:
             _RULES_MEMO.clear()
         found = _RULES_MEMO[memo_key] = (given, _build_rules(given))  # the specs kept alive: their ids stay theirs
     if isinstance(specs, tuple):
-        _LAST_RULES[:] = [specs, found[1]]
+        _LAST_RULES = (specs, found[1])
     return found[1]
 
 

@@ -94,11 +94,19 @@ _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _ISO_TIME = re.compile(r"(?:\d{4}-\d{2}-\d{2}[T ])?(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\Z")
 
 
+_MAX_EXPONENT = 24
+"""A number of more than 25 digits before the point is no fact (an order id, a tracking code): a bound that also
+keeps money's rounding to cents within the decimal context's 28 digits."""
+
+
 def _number(text: str) -> Decimal | None:
+    """The number ``text`` writes (thousands commas allowed); None for text that is not one, NaN, an infinity, or
+    a number past :data:`_MAX_EXPONENT` (an agent's answer may hold any digit run)."""
     try:
-        return Decimal(text.replace(",", ""))
+        number = Decimal(text.replace(",", ""))
     except InvalidOperation:
         return None
+    return number if number.is_finite() and number.adjusted() <= _MAX_EXPONENT else None
 
 
 def canonical_fact(kind: FactKind, value: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.base import play
-from agents.scripted import OraclePolicy
+from agents.scripted import DeclinePolicy, OraclePolicy
 from mantra_env.answers import REFUSAL_TEXT, final_answer
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.checks import evaluate, parse_check
@@ -44,6 +44,15 @@ def test_the_oracle_states_the_facts_its_reads_returned_and_passes_its_answer_ch
     verdict, answer = outcome["verdict"], outcome["trace"].final_answer
     assert verdict is not None and verdict.passed, [c.evidence.explanation for c in verdict.checks]
     assert "May 24, 2026" in answer and "$196.00" in answer and "MA716" in answer and "6:45 am" in answer
+
+
+def test_decline_answers_an_information_request_as_the_oracle_does() -> None:
+    """A plan without a write counts in the refusal share, which decline's Pass@1 must equal: on an information
+    request it states the facts its reads returned (it refuses only where there are none)."""
+    env = _env(ANSWERS)
+    declined, oracle = play(env, DeclinePolicy(), "generated-s000-1"), play(env, OraclePolicy(), "generated-s000-1")
+    assert declined["verdict"] is not None and declined["verdict"].passed
+    assert declined["trace"].final_answer == oracle["trace"].final_answer != REFUSAL_TEXT
 
 
 def test_a_stored_fact_the_database_disagrees_with_is_refused_when_the_suite_is_loaded() -> None:

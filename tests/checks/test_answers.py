@@ -263,3 +263,16 @@ def test_the_failure_figure_has_a_bar_and_a_label_for_every_category() -> None:
     from graders.figures import CATEGORY_LABELS, CATEGORY_ORDER
 
     assert set(CATEGORY_ORDER) == set(CATEGORY_LABELS) == {category.value for category in FailureCategory}
+
+
+def test_an_answer_holding_any_digit_run_is_graded_and_oversized_facts_are_refused() -> None:
+    """An agent's answer may hold a tracking code of thirty digits: it is no amount, and grading must not raise
+    (rounding it to cents overflowed the decimal context); a fact no amount can be is refused when parsed."""
+    total = 'ANSWER get_order(order_id="A1").total AS money = 57'
+    long_code = "123456789012345678901234567890"
+    assert holds(total, f"The total is $57.00; tracking {long_code}.")
+    assert not holds(total, f"tracking {long_code}")
+    assert not stated("number", "57", "1e30 NaN Infinity")
+    for fact in ("1e30", "NaN", "Infinity", long_code):
+        with pytest.raises(CheckSyntaxError, match="is not a money"):
+            parse_check(f'ANSWER get_order(order_id="A1").total AS money = "{fact}"')
