@@ -321,7 +321,7 @@ def end_of_episode(suite_name: str, repeats: int) -> None:
         return min(runs) / 20 / len(episodes) * 1e6
 
     combined = per_episode(lambda case, trace: grade_case(trace, case, tools))
-    checks = per_episode(lambda case, trace: grade(trace, case.checks))
+    checks = per_episode(lambda case, trace: grade(trace, case.checks, tools=tools))  # the same argument rules
     print(
         f"  end of episode ({suite_name}, {len(episodes)} oracle episodes with writes): grade_case "
         f"{combined:.1f} us per episode, grade (the checks alone) {checks:.1f} us: "

@@ -117,7 +117,9 @@ def regenerate_folder(folder: Path, work: Path, samples: int | None = None) -> R
     try:
         if reviews:  # the reviewer worked on the validated run: replay it, put the reviews back, then export
             run_pipeline(config, work / "run", stop_after="validation")
-            _write_reviews(reviews, work / "run" / REVIEW_DIR)
+            # never over a review the kept run holds already: a reviewer may have worked there (mantra review DOMAIN)
+            kept = [r for r in reviews if not review_path(work / "run", r.sample_id).exists()]
+            _write_reviews(kept, work / "run" / REVIEW_DIR)
         result = run_pipeline(config, work / "run")
     except MantraError:
         if PROVIDER.missed:  # the missing answers are the cause (e.g. no case left to export)

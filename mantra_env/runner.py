@@ -240,7 +240,11 @@ async def _episode(
     for trial in range(settings.retries + 1):
         started = time.perf_counter()
         # A fresh env per trial: one whose step is still running in a thread left behind is never touched again.
-        env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+        try:
+            env = MantraEnv(suite, domain, case=case_id, max_steps=settings.max_steps)
+        except Exception as error:  # a bug in the domain's database or toolkit: this episode's failure, not the run's
+            failure = ("internal", f"{type(error).__name__}: {error}")
+            break
         stepper = EpisodeStepper(env)
         try:
             report = await stepper.drive(make_agent().run(env, case_id, seed), settings.episode_timeout_s)

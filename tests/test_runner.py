@@ -223,6 +223,29 @@ def test_d1_any_exception_escaping_an_episode_is_stored_in_that_episode(tmp_path
     ]
 
 
+def test_an_env_that_cannot_be_built_for_a_case_is_that_episode_s_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A domain whose database or toolkit raises for one case (a user's bug) stores that episode's internal error;
+    the run goes on with the other cases."""
+    import mantra_env.runner as runner
+
+    def building(suite: object, domain: object, case: str | None = None, **options: object) -> MantraEnv:
+        if case == "fig1-case1":
+            raise ValueError("the database patch names a missing table")
+        return MantraEnv(suite, domain, case=case, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "MantraEnv", building)
+    db = tmp_path / "r.duckdb"
+    run(db, "r", lambda: ScriptedAgent(OraclePolicy()), attempts=1, retries=2, cases=("fig1-*",))
+    with RolloutStore(db) as store:
+        rows = store.query("SELECT case_id, status, error_kind, error FROM episodes ORDER BY 1")
+    assert rows == [
+        ("fig1-case1", "error", "internal", "ValueError: the database patch names a missing table"),
+        ("fig1-case2", "passed", None, None),
+    ]
+
+
 def test_configuration_errors_are_stored_at_once_not_retried(tmp_path: Path) -> None:
     Raising.calls = 0
     error = InfrastructureError("not_found", "model x does not exist")

@@ -6,7 +6,7 @@ import dataclasses
 from functools import cached_property
 from pathlib import Path
 
-from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome
+from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome, ToolRelevance
 from generators.config import GenerationConfig, load_config
 from generators.document import DocumentGraph
 from generators.pipeline import SamplesArtifact, ScenarioSet, domain_tools
@@ -78,8 +78,13 @@ class ReviewRun:
         return {s.id: list(s.node_ids) for s in found.samples} if found else {}
 
     def excerpt(self, sample_id: str) -> str:
+        """What the sample's writers read: its chunks, the chunks they refer to, and the sections whose rules govern
+        its tools (``references.governing_rules``, in the sample's relevance artifact)."""
         graph, nodes = self._graph, self._samples.get(sample_id)
-        return graph.excerpt(nodes) if graph is not None and nodes else "(the excerpt is not in the run directory)"
+        if graph is None or not nodes:
+            return "(the excerpt is not in the run directory)"
+        relevance = RunDir(self.root).load("relevance", sample_id, ToolRelevance)
+        return graph.excerpt(nodes, relevance.governing if relevance is not None else ())
 
     def sample_ids(self) -> list[str]:
         return sorted(p.stem for p in RunDir(self.root).stage_dir("validation").glob("*.json"))
