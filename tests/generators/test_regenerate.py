@@ -139,6 +139,10 @@ def test_a_shipped_review_is_put_back_before_the_export_and_regenerates_byte_ide
     for name in ("suite.jsonl", "manifest.json"):
         (shipped / name).write_bytes((changed.rebuilt / name).read_bytes())
     assert regenerate_folder(folder, tmp_path / "again").differences == []
+    own = decide(start_review(validation), kept, "accepted", "second@example.org", "on second reading it is right")
+    (tmp_path / "again/run/review/s000.json").write_text(own.model_dump_json(indent=2) + "\n")
+    regenerate_folder(folder, tmp_path / "again")  # kept again (regenerate --keep): the reviewer's file stays theirs
+    assert "second@example.org" in (tmp_path / "again/run/review/s000.json").read_text()
 
     (folder / REVIEWS / "s001.json").write_text((folder / REVIEWS / "s000.json").read_text())
     with pytest.raises(RegenerateError, match=r"holds the review of s000: name it s000\.json"):
