@@ -90,6 +90,12 @@ def test_governing_rules_reach_the_sample_they_govern(tmp_path: Path, monkeypatc
     assert relevance.governing == ["c01"]
     assert "tool_relevance/s000/governing#0" in PROVIDER.served
 
+    from generators.review.run import ReviewRun
+
+    (tmp_path / "run" / "validation").mkdir()  # the review opens validated runs; the excerpt needs no result
+    shown = ReviewRun(tmp_path / "run", given_config=config).excerpt("s000")
+    assert shown == excerpt  # the reviewer reads what the writers read
+
 
 @pytest.mark.slow  # a pipeline run on recorded answers (litellm's import alone takes seconds)
 def test_without_the_key_the_governing_section_stays_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
