@@ -243,6 +243,11 @@ class ExportSettings(_Strict):
         description="Store each case's oracle plan in the suite (false leaves it out, and the oracle then solves "
         "each case's canonical witness again when it plays the case).",
     )
+    check_provenance: bool = Field(
+        default=False,
+        description="Record on each exported check who wrote it (written_by: the checks stage, or a judge's "
+        "stage and round). Off: the checks carry no such field, as before.",
+    )
 
 
 class GenerationConfig(_Strict):
