@@ -93,6 +93,11 @@ class ReplaySettings(_Strict):
 
     path: Path | None = None
     record_to: Path | None = None
+    record_model: bool = Field(
+        default=False,
+        description="Each recorded answer also names the model id its stage declared (model: e.g. "
+        "openai/gpt-5.4, exchange/retail). Off: the recording has key, response and role, as before.",
+    )
 
 
 class LLMSettings(_Strict):
