@@ -217,6 +217,12 @@ class ScenarioSettings(_Strict):
         "0.25, information: 0.15}); each scenario then states its intended outcome, and the export reports the "
         "refusal share in the manifest.",
     )
+    anchor_by_fields: bool = Field(
+        default=False,
+        description="The scenario writer also sees records the sample's tools look up by a value that is no id "
+        "(outages by zip code, flights by number): a parameter names the collections whose records hold a field "
+        "of its name or its plural. Off: only *_id parameters choose the collections shown.",
+    )
 
     @model_validator(mode="after")
     def _shares(self) -> ScenarioSettings:

@@ -277,6 +277,7 @@ class Pipeline:
                     self.domain, self.config.sampling.scenarios_per_sample, bindings,
                     seed=self.config.sampling.seed, database_chars=self.config.sampling.database_chars,
                     outcome_mix=self.config.scenarios.outcome_mix,
+                    anchor_by_fields=self.config.scenarios.anchor_by_fields,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("scenarios of %s: %s", sample.id, error)
