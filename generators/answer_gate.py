@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from agents.scripted import OracleError, oracle_plan
-from mantra_env.case import Case, CaseCheck
+from mantra_env.case import Case
 from mantra_env.checks import Answer, call_matches
 from mantra_env.checks.facts import resolve_path
 from mantra_env.domains import Domain
@@ -76,7 +76,8 @@ def with_answer_facts(case: Case, domain: Domain) -> Case:
                 raise AnswerUnresolved(f"check {entry.id}: {error}") from None
             except ValueError as error:  # pydantic's ValidationError: a fact that is not of the check's kind
                 raise AnswerUnresolved(f"check {entry.id}: {error}") from None
-        checks.append(entry if check is entry.check else CaseCheck(id=entry.id, check=check, author=entry.author))
+        # model_copy keeps the rest of the entry (its author, and who wrote it)
+        checks.append(entry if check is entry.check else entry.model_copy(update={"check": check}))
     return case.model_copy(update={"checks": checks})
 
 

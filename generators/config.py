@@ -93,6 +93,11 @@ class ReplaySettings(_Strict):
 
     path: Path | None = None
     record_to: Path | None = None
+    record_model: bool = Field(
+        default=False,
+        description="Each recorded answer also names the model id its stage declared (model: e.g. "
+        "openai/gpt-5.4, exchange/retail). Off: the recording has key, response and role, as before.",
+    )
 
 
 class LLMSettings(_Strict):
@@ -212,6 +217,12 @@ class ScenarioSettings(_Strict):
         "0.25, information: 0.15}); each scenario then states its intended outcome, and the export reports the "
         "refusal share in the manifest.",
     )
+    anchor_by_fields: bool = Field(
+        default=False,
+        description="The scenario writer also sees records the sample's tools look up by a value that is no id "
+        "(outages by zip code, flights by number): a parameter names the collections whose records hold a field "
+        "of its name or its plural. Off: only *_id parameters choose the collections shown.",
+    )
 
     @model_validator(mode="after")
     def _shares(self) -> ScenarioSettings:
@@ -242,6 +253,11 @@ class ExportSettings(_Strict):
         default=True,
         description="Store each case's oracle plan in the suite (false leaves it out, and the oracle then solves "
         "each case's canonical witness again when it plays the case).",
+    )
+    check_provenance: bool = Field(
+        default=False,
+        description="Record on each exported check who wrote it (written_by: the checks stage, or a judge's "
+        "stage and round). Off: the checks carry no such field, as before.",
     )
 
 

@@ -277,7 +277,8 @@ class LLMClient:
         usage.output_tokens += tokens_out
         usage.cost_usd += cost
         if self._recorder is not None:  # before the cache: a kill in between records twice, never not at all
-            self._recorder.record(key, text, role_of(stage))
+            model = resolved.model if self.config.llm.replay.record_model else None
+            self._recorder.record(key, text, role_of(stage), model)
         self._cache_write(digest, request, key, text)
         return text
 

@@ -277,6 +277,7 @@ class Pipeline:
                     self.domain, self.config.sampling.scenarios_per_sample, bindings,
                     seed=self.config.sampling.seed, database_chars=self.config.sampling.database_chars,
                     outcome_mix=self.config.scenarios.outcome_mix,
+                    anchor_by_fields=self.config.scenarios.anchor_by_fields,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("scenarios of %s: %s", sample.id, error)
@@ -362,6 +363,12 @@ class Pipeline:
             assert world is not None
             by_scenario = {entry.scenario_id: entry for entry in checks[sample.id].scenarios}
             generated = {sid: entry.checks for sid, entry in by_scenario.items()}
+            provenance = self.config.export.check_provenance
+            if provenance:
+                generated = {
+                    sid: [c.model_copy(update={"written_by": "checks"}) for c in made]
+                    for sid, made in generated.items()
+                }
             review = load_review(self.run.root, sample.id)
             if review is not None:  # a reviewer's artifacts, with the parts they edited locked
                 world = world.model_copy(
@@ -378,6 +385,7 @@ class Pipeline:
                 check_errors={sid: entry.error for sid, entry in by_scenario.items() if entry.error},
                 locks=frozenset(review.locks) if review else frozenset(),
                 review_revision=review.revision if review else None,
+                check_provenance=provenance,
             )
             return await validate_sample(self.client, data, self.config.validation, self.solver_memo)
 

@@ -66,13 +66,17 @@ class DatabaseIndex:
                 found.append(place)
         return found
 
-    def addressed_by(self, parameters: Iterable[str]) -> list[str]:
+    def addressed_by(self, parameters: Iterable[str], by_fields: bool = False) -> list[str]:
         """The collections a tool parameter names: by stem (``order_id``/``order_ids`` → ``orders``) or by a
-        field of that name in the collection's records."""
+        field of that name in the collection's records. With ``by_fields`` a parameter that is no ``*_id`` also
+        names the collections whose records hold a field of its name or its plural (``zip_code`` → the outages'
+        ``zip_codes``, ``flight_number`` → ``flights``): the records such a tool looks up by value."""
         chosen: list[str] = []
         for parameter in parameters:
             stem = re.sub(r"_ids?$", "", parameter)
             if stem == parameter:
+                if by_fields:
+                    chosen += [name for name in self._holding(parameter, f"{parameter}s") if name not in chosen]
                 continue
             plurals = {stem, f"{stem}s", f"{stem}es", f"{stem[:-1]}ies" if stem.endswith("y") else stem}
             for name in sorted(self.collections):
@@ -80,6 +84,14 @@ class DatabaseIndex:
                 if (name in plurals or parameter in first) and name not in chosen:
                     chosen.append(name)
         return chosen
+
+    def _holding(self, *fields: str) -> list[str]:
+        """The collections whose (first) record has one of ``fields``."""
+        return [
+            name
+            for name in sorted(self.collections)
+            if any(field in next(iter(self.collections[name].values())) for field in fields)
+        ]
 
 
 def _nested_keys(record: Any) -> Iterable[str]:
@@ -116,10 +128,12 @@ def select_records(
     excerpt: str,
     rng: random.Random,
     budget: int = DEFAULT_BUDGET_CHARS,
+    by_fields: bool = False,
 ) -> list[tuple[str, str]]:
     """Whole records ``(collection, key)`` for one sample, at most ``budget`` characters of compact JSON: the
-    records the excerpt names, then seeded anchors of the collections the tools address, each with the records
-    it names (two steps), round-robin over those collections until the budget is spent."""
+    records the excerpt names, then seeded anchors of the collections the tools address (``by_fields``: also
+    through their parameters that are no ids, :meth:`DatabaseIndex.addressed_by`), each with the records it
+    names (two steps), round-robin over those collections until the budget is spent."""
     index = DatabaseIndex.of(data)
     sizes: dict[tuple[str, str], int] = {}
     chosen: list[tuple[str, str]] = []
@@ -152,7 +166,7 @@ def select_records(
         if token in index.owner:
             take_with_references(index.owner[token])
     parameters = [name for spec in tools for name in spec.properties]
-    anchors = index.addressed_by(parameters) or sorted(index.collections)
+    anchors = index.addressed_by(parameters, by_fields) or sorted(index.collections)
     pools = {name: sorted(index.collections[name]) for name in anchors}
     for pool in pools.values():
         rng.shuffle(pool)
@@ -187,6 +201,7 @@ def database_view(
     seed: int,
     sample_id: str,
     budget: int = DEFAULT_BUDGET_CHARS,
+    by_fields: bool = False,
 ) -> str:
     """The records the scenario writer of ``sample_id`` sees (deterministic for a seed and a sample)."""
-    return records_text(data, select_records(data, tools, excerpt, sample_rng(seed, sample_id), budget))
+    return records_text(data, select_records(data, tools, excerpt, sample_rng(seed, sample_id), budget, by_fields))

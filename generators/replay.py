@@ -154,7 +154,10 @@ class Recorder:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
-    def record(self, key: str, text: str, role: str) -> None:
-        line = json.dumps({"key": key, "response": text, "role": role}, ensure_ascii=False)
+    def record(self, key: str, text: str, role: str, model: str | None = None) -> None:
+        """Append one answer with its writer's role and, when given, the model id the stage declared (the
+        loader reads only key and response, so older recordings and these read alike)."""
+        entry = {"key": key, "response": text, "role": role, **({"model": model} if model is not None else {})}
+        line = json.dumps(entry, ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(line + "\n")

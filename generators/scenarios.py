@@ -112,12 +112,14 @@ async def generate_scenarios(
     seed: int = 0,
     database_chars: int = DEFAULT_BUDGET_CHARS,
     outcome_mix: Mapping[Outcome, float] | None = None,
+    anchor_by_fields: bool = False,
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
     database and argument bindings checked against the tool schemas before they are accepted). The writer sees
     the records of :func:`generators.records.database_view` for ``seed`` and the sample. ``outcome_mix`` (config
-    ``scenarios.outcome_mix``) asks for that mix of intended outcomes and keeps each scenario's."""
-    database = database_view(domain.base_data, tools, excerpt, seed, sample_id, database_chars)
+    ``scenarios.outcome_mix``) asks for that mix of intended outcomes and keeps each scenario's;
+    ``anchor_by_fields`` (``scenarios.anchor_by_fields``) also shows records the tools look up by value."""
+    database = database_view(domain.base_data, tools, excerpt, seed, sample_id, database_chars, anchor_by_fields)
     messages = prompts.scenarios(excerpt, tools, count, database, bindings, existing, outcome_mix)
     check = ScenarioCheck(domain=domain.name, tools=list(tools), count=count, with_outcome=bool(outcome_mix))
     check._domain = domain

@@ -101,6 +101,8 @@ class SampleInput:
     locks: frozenset[str] = frozenset()
     """Parts a human reviewer edited (generators.review): automated repairs may not change them."""
     review_revision: int | None = None
+    check_provenance: bool = False
+    """Stamp each check a judge adds or replaces with the judge's stage and round (CaseCheck.written_by)."""
 
 
 class _Loop:
@@ -273,7 +275,13 @@ class _Loop:
             return str(error)
         self.model, self.locks = dataclasses.replace(draft.model, goal=()), draft.locks
         if sid is not None:
-            self.checks[sid] = draft.checks
+            before = self.checks.get(sid, ())  # a list scan: checks hold dicts, so they do not hash
+            self.checks[sid] = tuple(
+                entry.model_copy(update={"written_by": f"{stage} round {self.round}"})
+                if self.data.check_provenance and entry not in before
+                else entry
+                for entry in draft.checks
+            )
             self.goals[sid] = [format_expr(expr) for expr in draft.model.goal]
         self.history.append({**entry, "applied": True})
         return None

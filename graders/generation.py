@@ -7,8 +7,9 @@ A case's first-valid round is its own (``ValidationRecord.first_valid_round``, s
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from graders.intervals import format_estimate
@@ -56,6 +57,8 @@ class GenerationRow:
     """Screened-out cases by reason (None: the manifest predates screening)."""
     first_rounds: tuple[int | None, ...]
     """Each final case's first-valid round (None: not recorded)."""
+    judge_edits: tuple[int, int] | None = None
+    """Applied judge edits to the world model and to the checks (None: no case records a validation history)."""
 
     @property
     def label(self) -> str:
@@ -100,7 +103,41 @@ def generation_row(suite: Suite, domain: Domain | None) -> GenerationRow | None:
         # a screened manifest says so with its screening counts, zeros included in stage_counts
         screening=dict(manifest.screening) if manifest.screening or "replay_failed" in manifest.stage_counts else None,
         first_rounds=tuple(case.validation.first_valid_round for case in _final(suite.cases)),
+        judge_edits=judge_edits(suite.cases),
     )
+
+
+def _is_check_edit(edit: object) -> bool:
+    return isinstance(edit, Mapping) and str(edit.get("op", "")).endswith("_check")
+
+
+def judge_edits(cases: Sequence[Case]) -> tuple[int, int] | None:
+    """The applied judge edits recorded in the cases' validation histories, as (to the world model, to the
+    checks): an edit whose op ends in ``_check`` edits the checks, any other (transitions, variables, constants,
+    goals) the world model. A sample's shared entries (no scenario) are in each of its cases' histories and count
+    once; None when no case records a judge's entry (a hand-made or pre-history suite)."""
+    seen: set[tuple[str, int, str]] = set()
+    world = checks = 0
+    recorded = False
+    for case in cases:
+        sample = case.id.rsplit("-", 1)[0]  # export names cases <suite>-<sample>-<n>
+        shared = 0  # the sample's entries come in the same order in each of its cases' histories
+        for entry in case.validation.history:
+            edits = entry.get("edits")
+            if "stage" not in entry or not isinstance(edits, list):
+                continue
+            recorded = True
+            if entry.get("scenario") is None:
+                shared += 1
+                key = (sample, shared, json.dumps(entry, sort_keys=True))
+                if key in seen:
+                    continue
+                seen.add(key)
+            if entry.get("applied") is True:
+                moved = sum(_is_check_edit(edit) for edit in edits)
+                checks += moved
+                world += len(edits) - moved
+    return (world, checks) if recorded else None
 
 
 def _final(cases: Sequence[Case]) -> list[Case]:
@@ -125,6 +162,11 @@ def _screening(row: GenerationRow) -> str:
     return ", ".join(f"{reason} {number}" for reason, number in sorted(row.screening.items())) or "none"
 
 
+def _edits(position: int) -> Column[GenerationRow]:
+    label = ("judge edits: world model", "judge edits: checks")[position]
+    return Column(label, lambda row: row.judge_edits[position] if row.judge_edits else None, count)
+
+
 GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("domain", lambda row: row.domain),
     Column("suite", lambda row: row.suite),
@@ -132,6 +174,8 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
     Column("tools", lambda row: row.tools, count),
     Column("checks / case (mean [95% interval])", lambda row: row.checks_per_case, _mean_ci),
     Column("not implied by the others", lambda row: row.independent_checks_per_case, _mean_ci),
+    _edits(0),
+    _edits(1),
     *(_stage(position) for position in range(len(STAGES))),
     Column("final / generated (%)", lambda row: row.final_share, percent),
     *(_outcome(position, label) for position, label in enumerate(OUTCOMES.values())),
@@ -139,15 +183,16 @@ GENERATION_COLUMNS: list[Column[GenerationRow]] = [
 ]
 
 GENERATION_TITLES = (
-    "Generated suites (paper Table 2): input size and checks per case",
+    "Generated suites (paper Table 2): input size, checks per case and judge edits",
     "Generated suites (paper Table 2): cases kept by each stage",
 )
-_SIZE_COLUMNS = 6  # domain, suite, words, tools and the two checks-per-case columns; the stages follow
+_SIZE_COLUMNS = 8  # domain, suite, words, tools, the two checks-per-case and two judge-edit columns; then the stages
 
 
 def generation_tables(rows: Sequence[GenerationRow]) -> list[Table]:
-    """The paper's Table 2 as two tables that each fit a 1280 px page: input size and checks per case (with the
-    screened-out cases), then the cases kept by each stage; both start with domain and suite."""
+    """The paper's Table 2 as two tables that each fit a 1280 px page: input size, checks per case and the judges'
+    edits by direction (with the screened-out cases), then the cases kept by each stage; both start with domain
+    and suite."""
     size = [*GENERATION_COLUMNS[:_SIZE_COLUMNS], GENERATION_COLUMNS[-1]]
     stages = [*GENERATION_COLUMNS[:2], *GENERATION_COLUMNS[_SIZE_COLUMNS:-1]]
     return [make_table(title, columns, rows) for title, columns in zip(GENERATION_TITLES, (size, stages), strict=True)]

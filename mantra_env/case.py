@@ -57,6 +57,12 @@ class CaseCheck(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
     check: Annotated[Check, BeforeValidator(_check_or_text)]
     author: Author = "llm"
+    written_by: str | None = Field(
+        default=None,
+        exclude_if=lambda by: by is None,  # suites exported without provenance keep their bytes
+        description="Which generation step wrote the check: 'checks' (the checks stage) or '<judge stage> round "
+        "<n>' (a judge's edit); recorded only with the generator's export.check_provenance key on.",
+    )
 
     @property
     def text(self) -> str:

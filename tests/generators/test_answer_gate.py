@@ -100,3 +100,10 @@ def test_the_checks_prompt_and_answer_format_change_only_with_the_key() -> None:
     assert "ANSWER CALL read" in on[0]["content"] and "asks_for_information" in on[0]["content"]
     assert ChecksCheck(tools=TOOLS).output() is CheckSet
     assert ChecksCheck(tools=TOOLS, answer_checks=True).output() is CheckSetWithFacts
+
+
+def test_resolving_an_answer_checks_facts_keeps_who_wrote_the_check() -> None:
+    case = _case(DATES)
+    stamped = [entry.model_copy(update={"written_by": "locus_reassessment round 2"}) for entry in case.checks]
+    resolved = with_answer_facts(case.model_copy(update={"checks": stamped}), DOMAIN)
+    assert [entry.written_by for entry in resolved.checks] == ["locus_reassessment round 2"] * 2

@@ -217,3 +217,16 @@ def test_local_server_answers_are_html_unescaped(tmp_path: Path, monkeypatch: An
     monkeypatch.setattr(litellm, "acompletion", escaped)
     config = _config(tmp_path, {}, "  stage_overrides:\n    tool_relevance: {model: local}")
     assert _ask(LLMClient(config, None)).tools == ['say "hi"', "a & b"]
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_recording_names_the_declared_model_only_with_the_key_on(tmp_path: Path, declared: bool) -> None:
+    recording = tmp_path / "recorded.jsonl"
+    config = _config(tmp_path, {"tool_relevance/s0#0": {"tools": ["x"]}})
+    replay = config.llm.replay.model_copy(update={"record_to": recording, "record_model": declared})
+    config = config.model_copy(update={"llm": config.llm.model_copy(update={"replay": replay})})
+    _ask(LLMClient(config, None))
+    (line,) = [json.loads(text) for text in recording.read_text().splitlines()]
+    assert line["role"] == "relevance"
+    assert line.get("model") == ("replay/test" if declared else None)
+    assert load_fixture(recording) == {"tool_relevance/s0#0": '{"tools": ["x"]}'}  # read as before

@@ -255,3 +255,21 @@ def test_regenerating_the_suite_gives_the_same_bytes(
         # nothing of the run's place or time: the two run directories differ, the exported bytes do not
         assert str(tmp_path).encode() not in exported and str(reference.run_dir).encode() not in exported
     assert b'"run_id":null' in (result.suite_dir / "suite.jsonl").read_bytes()
+
+
+def test_check_provenance_records_the_checks_stage_or_the_judges_stage_and_round(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]]
+) -> None:
+    reference, _ = finished
+    assert reference.suite_dir is not None
+    assert b"written_by" not in (reference.suite_dir / "suite.jsonl").read_bytes()  # off by default
+    config = load_config(FIXTURE / "config.yaml")
+    config = config.model_copy(update={"export": config.export.model_copy(update={"check_provenance": True})})
+    result = run_pipeline(config, tmp_path / "run")
+    assert result.suite_dir is not None
+    suite = load_suite(result.suite_dir)
+    by_case = {case.id: {c.id: c.written_by for c in case.checks} for case in suite.cases}
+    (added,) = _applied(_validation(result), "locus_reassessment")
+    assert by_case["ops-mini-s000-1"]["inventory_first"] == f"locus_reassessment round {added['round']}"
+    others = [by for checks in by_case.values() for cid, by in checks.items() if cid != "inventory_first"]
+    assert others and set(others) == {"checks"}

@@ -89,3 +89,17 @@ def test_records_the_excerpt_names_come_first() -> None:
 def test_scenario_prompt_says_episodes_are_single_turn() -> None:
     system = prompts.scenarios("excerpt", [], 4, "users.u1: {}", "", [])[0]["content"]
     assert "single-turn" in system and "stated" in system and "confirm" in system
+
+
+def test_with_anchor_by_fields_records_looked_up_by_value_are_anchored_too() -> None:
+    telecom, airline = load_domain("telecom"), load_domain("airline")
+    index = DatabaseIndex.of(telecom.base_data)
+    assert index.addressed_by(["zip_code"]) == []  # no id: before, no collection
+    assert index.addressed_by(["zip_code"], by_fields=True) == ["outages"]  # outages hold zip_codes
+    assert DatabaseIndex.of(airline.base_data).addressed_by(["flight_number"], by_fields=True) == ["flights"]
+    tools = [spec for spec in telecom.tool_specs() if spec.name == "check_network_outages"]
+    assert tools
+    off = select_records(telecom.base_data, tools, "", sample_rng(0, "s000"), 2_000)
+    on = select_records(telecom.base_data, tools, "", sample_rng(0, "s000"), 2_000, by_fields=True)
+    assert {name for name, _ in off} != {"outages"}  # every collection in turn, outages only by chance
+    assert on and {name for name, _ in on} == {"outages"}

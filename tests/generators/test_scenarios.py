@@ -87,3 +87,23 @@ def test_a_variable_keeps_one_type_across_the_scenarios_of_a_sample() -> None:
         "- scenario 3: variable stock is a string but a number in scenario 1; give it one type in every scenario "
         "(a list stays a list even with one element)",
     ]
+
+
+@pytest.mark.parametrize("anchored", [False, True])
+def test_anchor_by_fields_reaches_the_records_the_writer_sees(anchored: bool) -> None:
+    telecom = load_domain("telecom")
+    tools = [spec for spec in telecom.tool_specs() if spec.name == "check_network_outages"]
+    seen: list[str] = []
+
+    class Reads(OneAnswer):
+        async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+            seen.append(messages[-1]["content"])
+            return await super().generate(stage, subject, messages, answer)
+
+    client: Any = Reads({"scenarios": [{"prompt": "Is there an outage at 95814?"}]})  # a stand-in LLMClient
+    made = generate_scenarios(
+        client, "s001", "excerpt", tools, telecom, 1, database_chars=2_000, anchor_by_fields=anchored
+    )
+    asyncio.run(made)
+    shown = {line.split(".", 1)[0] for line in seen[0].splitlines() if line.split(".", 1)[0] in telecom.base_data}
+    assert (shown == {"outages"}) is anchored

@@ -285,3 +285,23 @@ def test_the_configs_refuse_invented_ids_reaches_the_solver_and_only_then_its_me
     assert "refuse_invented_ids" not in off_loop._solver_arguments("t-1")  # memo keys of old configs unchanged
     assert off_loop._solver("t-1").encoding.known_ids_only is False
     assert on_loop._solver("t-1").encoding.known_ids_only is True
+
+
+ADD_CHECK = {
+    "locus": "checks",
+    "reason": "the manual asks for the inventory read by item",
+    "edits": [{"op": "add_check", "id": "reads_again", "check": 'CALL check_inventory(item_name="desk")'}],
+}
+
+
+@pytest.mark.parametrize("provenance", [False, True])
+def test_a_judges_new_check_records_its_stage_and_round_only_with_the_key_on(provenance: bool) -> None:
+    data = dataclasses.replace(_refusal_case(), check_provenance=provenance)
+    loop = _Loop(None, data, ValidationSettings())  # type: ignore[arg-type]
+    loop.round = 2
+    assert loop._apply("backward_audit", "t-1", Repair.model_validate(ADD_CHECK)) is None
+    by_id = {entry.id: entry for entry in loop.checks["t-1"]}
+    assert by_id["reads"].written_by is None  # untouched checks keep what they had
+    assert by_id["reads_again"].written_by == ("backward_audit round 2" if provenance else None)
+    dumped = by_id["reads_again"].model_dump(mode="json")
+    assert ("written_by" in dumped) is provenance  # unset, the field stays out of the JSON (suite digests)

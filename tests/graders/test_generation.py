@@ -92,3 +92,30 @@ def test_report_shows_table_2_and_the_rounds_figure(generated: Path, scripted_db
     assert "![validated_by_round](figures/validated_by_round.png)" in markdown
     assert (out / "figures" / "validated_by_round.png").stat().st_size > 1000
     assert (out / "report.html").read_text(encoding="utf-8").count("data:image/png;base64,") == 5
+
+
+def test_judge_edits_count_by_direction_and_a_samples_shared_entries_once(generated: Path) -> None:
+    domain, suite = find_suite(str(generated))
+    assert generation_row(suite, domain).judge_edits is None  # type: ignore[union-attr]  # no history: n/a
+    shared = {"round": 1, "stage": "conflict_resolution", "scenario": None, "applied": True,
+              "edits": [{"op": "add_condition", "tool": "t", "section": "pre", "expr": "x"}]}  # fmt: skip
+    own_edits = [{"op": "add_check", "check": "CALL t()"}, {"op": "replace_goal", "index": 0, "expr": "y"}]
+    own = {"round": 2, "stage": "backward_audit", "applied": True, "edits": own_edits}
+    refused = {
+        "round": 2,
+        "stage": "locus_reassessment",
+        "applied": False,
+        "edits": [{"op": "remove_check", "id": "a"}],
+    }
+    histories = {"gen-s000-1": [shared, {**own, "scenario": "s000-1"}], "gen-s000-2": [shared, refused],
+                 "gen-s001-1": [shared, {**own, "scenario": "s001-1"}]}  # fmt: skip
+    cases = [
+        case.model_copy(update={"id": cid, "validation": ValidationRecord(status="validated", history=history)})
+        for case, (cid, history) in zip(suite.cases, histories.items(), strict=False)
+    ]
+    row = generation_row(suite.model_copy(update={"cases": cases}), domain)
+    assert row is not None
+    # world model: the shared condition once per sample (2) and each own goal (2); checks: each own add_check
+    assert row.judge_edits == (4, 2)
+    cells = {label: cell for t in generation_tables([row]) for label, cell in zip(t.header, t.rows[0], strict=True)}
+    assert (cells["judge edits: world model"], cells["judge edits: checks"]) == ("4", "2")
