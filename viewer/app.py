@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from graders.intervals import format_estimate
 from mantra_env.checks import FailureCategory
 from mantra_env.errors import MantraError
 from mantra_env.store import RolloutStore
@@ -85,13 +86,9 @@ def _table(
 
 
 def _estimate(value: Any) -> str:
-    """An estimate with its interval: the one place the viewer renders them (the lead may switch it to the
-    shared interval formatter of graders/)."""
-    if math.isnan(value.value):
-        return "n/a"
-    if math.isnan(value.low):
-        return f"{value.value:.1%}"
-    return f"{value.value:.1%} [{value.low:.1%}, {value.high:.1%}]"
+    """An estimate with its interval, as the run summary, the report and the notebooks print it (the one
+    formatter, :func:`graders.intervals.format_estimate`)."""
+    return format_estimate(value)
 
 
 def _status(status: Any, error_kind: Any) -> str:
@@ -323,7 +320,16 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
             )
             for row in rows
         ]
-        header = ("runs", "model", "suite", "cases", "episodes", "Pass@1 [95% CI]", "premature writes", "errors")
+        header = (
+            "runs",
+            "model",
+            "suite",
+            "cases",
+            "episodes",
+            "Pass@1 (%) [95% interval]",
+            "premature writes",
+            "errors",
+        )
         note = "<p>Runs of one model on one suite with the same settings are pooled, as in the leaderboard.</p>"
         return page("Runs", note + _table(header, shown))
 
