@@ -412,6 +412,7 @@ class CaseSolver:
             if name in slots[call.tool]
         )
 
+    @_timed_pass("shortest")  # the length search: it replaced the binary search of _shortest on most cases
     def _first_fit(self, assumptions: list[z3.BoolRef]) -> tuple[CaseSolver, z3.ModelRef] | None:
         """The case encoded at the first length ``0, 1, 2, ...`` below the bound that admits a trace of
         ``assumptions`` (literals of the base formula), with its model: a shortest trace, since every shorter
@@ -433,6 +434,7 @@ class CaseSolver:
                 return None
         return None
 
+    @_timed_pass("shortest")
     def _shortened(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> tuple[CaseSolver, z3.ModelRef]:
         """As :meth:`_shortest` (``assumptions`` are literals of the base formula), but each candidate length
         ``m`` is asked of the same case encoded at bound ``m``, and the answer is that encoding with a model of
@@ -480,6 +482,7 @@ class CaseSolver:
             found = CaseSolver(
                 checked, entries, bound, initial, None, self.timeout_ms, mode, list_bound, refuse_invented_ids
             )
+            found.pass_seconds = self.pass_seconds  # passes run on the shorter encoding are this solver's passes
             self._shorter[bound] = found
         return found
 

@@ -291,7 +291,8 @@ def test_pass_at_k_curves_equal_pass_at_k(scripted_db: Path, summaries: dict[str
 # -- the validation funnel of generated suites ------------------------------------------------------------------
 
 FUNNEL_HEADERS = (["domain", "suite", "words", "tools", "checks / case (mean [95% interval])",
-                   "not implied by the others", "screened out (by reason)"],
+                   "not implied by the others", "judge edits: world model", "judge edits: checks",
+                   "screened out (by reason)"],
                   ["domain", "suite", "generated", "forward-validated", "backward-validated", "final",
                    "final / generated (%)", "awaiting a human", "rejected", "replay failed",
                    "passed by a trivial agent"])  # fmt: skip
@@ -313,7 +314,7 @@ def expected_funnel_rows(counts: dict[str, int]) -> tuple[list[str], list[str]]:
     outcomes = ("awaiting_human", "rejected", "replay_failed", "trivially_passed")
     screened = "none" if "replay_failed" in counts else "n/a"  # a screened manifest with nothing screened out
     return (["operations", "generated", str(len(DOMAIN.manual.split())), str(len(DOMAIN.tool_specs())),
-             STARTER_CHECKS, STARTER_OWN, screened],
+             STARTER_CHECKS, STARTER_OWN, "n/a", "n/a", screened],  # hand-written cases: no validation history
             ["operations", "generated", *(str(counts[s]) for s in stages), pct(counts["final"] / counts["generated"]),
              *(str(counts[o]) if o in counts else "n/a" for o in outcomes)])  # fmt: skip
 
