@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agents.scripted import FINAL, Action, ArgumentGap, MissingArguments, OracleError, ScriptedPolicy
+from agents.scripted import FINAL, Action, OracleError, ScriptedPolicy
 from mantra_env.case import Case
+from mantra_env.oracle import complete_plan
 from mantra_env.smt import Alternative, CaseSolver, QueryResult, WitnessCall
 from mantra_env.smt.queries import is_placeholder
 from mantra_env.tools import ToolSpec
@@ -71,8 +72,7 @@ def alternative_plan(case: Case, alternative: Alternative, tools: Sequence[ToolS
     """
     specs = {spec.name: spec for spec in tools}
     plan: list[Action] = []
-    gaps: list[ArgumentGap] = []
-    for step, call in enumerate(alternative.calls):
+    for call in alternative.calls:
         bindings = case.argument_bindings.get(call.tool, {})
         args: dict[str, Any] = {}
         for name, value in call.args.items():
@@ -84,13 +84,8 @@ def alternative_plan(case: Case, alternative: Alternative, tools: Sequence[ToolS
         for name in spec.required if spec else []:
             if name not in args and name in bindings:
                 args[name] = bindings[name]
-        missing = tuple(name for name in (spec.required if spec else []) if name not in args)
-        if missing:
-            gaps.append(ArgumentGap(step, call.tool, missing))
         plan.append({"tool": call.tool, "arguments": args})
-    if gaps:
-        raise MissingArguments(case.id, gaps, plan)
-    return plan
+    return complete_plan(case.id, plan, specs)
 
 
 class PlanPolicy(ScriptedPolicy):

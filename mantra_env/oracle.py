@@ -26,7 +26,7 @@ The plan is a pure function of the case, the tool specs and the bound; a case ex
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,8 +125,7 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
             for name, literal in atom.args.items():
                 pinned.setdefault(atom.tool, {}).setdefault(name, []).append(literal)
     plan: list[Action] = []
-    gaps: list[ArgumentGap] = []
-    for step, call in enumerate(witness.calls):
+    for call in witness.calls:
         args: dict[str, Any] = {
             name: value if _paired(specs, call.tool, name) else _in_pinned_order(value, pinned[call.tool][name])
             for name, value in call.args.items()
@@ -137,13 +136,24 @@ def plan_from_witness(case: Case, witness: Witness, tools: Sequence[ToolSpec]) -
         for name, value in call.args.items():
             if not is_placeholder(value):
                 args.setdefault(name, value)
-        spec = specs.get(call.tool)
-        missing = tuple(name for name in (spec.required if spec else []) if name not in args)
-        if missing:
-            gaps.append(ArgumentGap(step, call.tool, missing))
         plan.append({"tool": call.tool, "arguments": args})
+    return complete_plan(case.id, plan, specs)
+
+
+def complete_plan(case_id: str, plan: list[Action], specs: Mapping[str, ToolSpec]) -> list[Action]:
+    """``plan`` if every call gives its tool's required parameters.
+
+    Raises:
+        MissingArguments: every call that lacks some (in step order), with the plan as far as it is filled.
+    """
+    gaps = []
+    for step, action in enumerate(plan):
+        spec = specs.get(action["tool"])
+        missing = tuple(name for name in (spec.required if spec else []) if name not in action["arguments"])
+        if missing:
+            gaps.append(ArgumentGap(step, action["tool"], missing))
     if gaps:
-        raise MissingArguments(case.id, gaps, plan)
+        raise MissingArguments(case_id, gaps, plan)
     return plan
 
 
