@@ -8,7 +8,12 @@ STAMP := $(VENV)/.installed
 # The llama.cpp server's pin, read from pyproject.toml (its one source) for the portable build below.
 LLAMA_CPP := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml)
 
-.PHONY: run test lint typecheck schemas bench clean
+# The chat templates the export tests render through (tests/chat_templates.py): the pinned llama-cpp-python's
+# source archive, which vendors llama.cpp's models/templates/*.jinja, downloaded into a cache (never committed).
+LLAMA_CPP_VERSION := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml | cut -d= -f3)
+TEMPLATES_SDIST := .cache/templates/llama_cpp_python-$(LLAMA_CPP_VERSION).tar.gz
+
+.PHONY: run test lint typecheck schemas bench clean templates train-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,8 +55,14 @@ schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.domains --check
 	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
-test: lint typecheck schemas
-	MANTRA_BROWSER_REQUIRED=1 $(BIN)/python -m pytest
+test: lint typecheck schemas templates
+	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest
+
+templates: $(TEMPLATES_SDIST)
+$(TEMPLATES_SDIST): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip download --quiet --no-binary :all: --no-deps 'llama-cpp-python==$(LLAMA_CPP_VERSION)' \
+	  -d .cache/templates
+	test -f $@ && touch $@
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grader.py
@@ -64,4 +75,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/revalidate.py --jobs 2
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TRAIN_VENV) .cache build *.egg-info .pytest_cache .mypy_cache .ruff_cache
