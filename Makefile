@@ -58,6 +58,25 @@ schemas: $(STAMP)
 test: lint typecheck schemas templates
 	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest
 
+# GRPO smoke run (trainers/grpo.py; README "Training with GRPO"), outside `make test`: TRL in a virtualenv of its
+# own, so the main one's pins stay as they are. torch first, pinned, as the CPU build (TORCH_ARGS="--index-url
+# https://download.pytorch.org/whl/cpu" where the default index would give a CUDA build); three optimizer steps of
+# a tiny random model built offline, each step's rewards printed and kept in results/train-smoke.jsonl.
+TRAIN_VENV := .venv-train
+TRAIN_STAMP := $(TRAIN_VENV)/.installed
+TORCH_ARGS ?=
+$(TRAIN_STAMP): pyproject.toml
+	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0 $(TORCH_ARGS)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet -e . trl==1.16.0
+	touch $@
+
+train-smoke: $(TRAIN_STAMP)
+	mkdir -p results
+	HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 $(TRAIN_VENV)/bin/python -m trainers.grpo --suite operations/starter \
+	  --steps 3 --log results/train-smoke.jsonl
+
 templates: $(TEMPLATES_SDIST)
 $(TEMPLATES_SDIST): pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip download --quiet --no-binary :all: --no-deps 'llama-cpp-python==$(LLAMA_CPP_VERSION)' \

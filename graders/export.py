@@ -44,6 +44,7 @@ from mantra_env.grading import GRADER_VERSION
 from mantra_env.limits import MAX_RESULT_BYTES
 from mantra_env.observations import tool_observation
 from mantra_env.resume import suite_hash
+from mantra_env.spaces import JsonText
 from mantra_env.splits import CaseTags, check_split
 from mantra_env.store import RolloutStore
 from mantra_env.trace import ToolCall, ToolError, Trace
@@ -417,6 +418,8 @@ def _suite_context(suite: str) -> _SuiteContext:
         raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
     specs = domain.episode_constants.specs
     tools = [spec.openai_schema() for spec in specs]
+    space = MantraEnv(loaded, domain).observation_space
+    assert isinstance(space, JsonText)
     return _SuiteContext(
         domain=domain,
         hash=suite_hash(loaded, domain),
@@ -424,7 +427,7 @@ def _suite_context(suite: str) -> _SuiteContext:
         prompts={case.id: case.scenario.prompt for case in loaded.cases},
         checks={case.id: [entry.check for entry in case.checks] for case in loaded.cases},
         tags=played_case_tags(loaded, domain),
-        room=MantraEnv(loaded, domain).observation_space.max_bytes,
+        room=space.max_bytes,
     )
 
 
