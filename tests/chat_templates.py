@@ -52,21 +52,34 @@ def sdist() -> Path:
     return CACHE / f"llama_cpp_python-{pinned_version()}.tar.gz"
 
 
-@cache
 def template_text(name: str) -> str:
     """The text of template ``name`` (a key of :data:`TEMPLATES`), read from the cached source archive; fails
     under ``MANTRA_REQUIRE_TEMPLATES=1`` and skips elsewhere when the archive is absent."""
-    archive = sdist()
+    return _templates(sdist())[name]
+
+
+@cache
+def _templates(archive: Path) -> dict[str, str]:
+    """Every template of :data:`TEMPLATES` from ``archive``, in one pass (a 76 MB gzip read once)."""
     if not archive.is_file():
         message = f"{archive} is missing: run `{FETCH}` (downloads the pinned llama-cpp-python source archive)"
         if os.environ.get("MANTRA_REQUIRE_TEMPLATES") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    member = f"{archive.name.removesuffix('.tar.gz')}/vendor/llama.cpp/models/templates/{TEMPLATES[name]}"
+    folder = f"{archive.name.removesuffix('.tar.gz')}/vendor/llama.cpp/models/templates/"
+    wanted = {folder + file: name for name, file in TEMPLATES.items()}
+    found: dict[str, str] = {}
     with tarfile.open(archive) as tar:
-        file = tar.extractfile(member)
-        assert file is not None, f"{member} is not a file in {archive}"
-        return file.read().decode("utf-8")
+        for member in tar:
+            if member.name in wanted:
+                file = tar.extractfile(member)
+                assert file is not None, f"{member.name} is not a file in {archive}"
+                found[wanted[member.name]] = file.read().decode("utf-8")
+                if len(found) == len(wanted):
+                    break
+    missing = sorted(set(wanted) - {folder + TEMPLATES[name] for name in found})
+    assert not missing, f"{archive} lacks {missing}: did llama.cpp rename them? update TEMPLATES"
+    return found
 
 
 def _raise_exception(message: str) -> None:

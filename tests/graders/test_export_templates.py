@@ -88,7 +88,7 @@ def test_a_missing_template_archive_fails_under_make_test_and_skips_elsewhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(chat_templates, "CACHE", tmp_path)
-    chat_templates.template_text.cache_clear()
+    chat_templates._templates.cache_clear()
     monkeypatch.setenv("MANTRA_REQUIRE_TEMPLATES", "1")
     with pytest.raises(pytest.fail.Exception, match="run `make templates`"):
         chat_templates.template_text("qwen3")
