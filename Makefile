@@ -61,7 +61,8 @@ test: lint typecheck schemas templates
 # GRPO smoke run (trainers/grpo.py; README "Training with GRPO"), outside `make test`: TRL in a virtualenv of its
 # own, so the main one's pins stay as they are. torch first, pinned, as the CPU build (TORCH_ARGS="--index-url
 # https://download.pytorch.org/whl/cpu" where the default index would give a CUDA build); three optimizer steps of
-# a tiny random model built offline, each step's rewards printed and kept in results/train-smoke.jsonl.
+# a tiny random model built offline (after two supervised steps on the oracle's demonstrations, to run that path
+# too), each step's rewards printed and kept in results/train-smoke.jsonl.
 TRAIN_VENV := .venv-train
 TRAIN_STAMP := $(TRAIN_VENV)/.installed
 TORCH_ARGS ?=
@@ -75,7 +76,7 @@ $(TRAIN_STAMP): pyproject.toml
 train-smoke: $(TRAIN_STAMP)
 	mkdir -p results
 	HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 $(TRAIN_VENV)/bin/python -m trainers.grpo --suite operations/starter \
-	  --steps 3 --log results/train-smoke.jsonl
+	  --warmup-steps 2 --steps 3 --log results/train-smoke.jsonl
 
 templates: $(TEMPLATES_SDIST)
 $(TEMPLATES_SDIST): pyproject.toml | $(STAMP)

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mantra_env.answers import final_answer
 from mantra_env.env import MantraEnv
+from mantra_env.oracle import oracle_plan
 from mantra_env.registration import make_env
 from mantra_env.rewards import REWARD_MODES
-from trainers.text import action_from_reply, opening_messages
+from trainers.text import action_from_reply, opening_messages, reply_for_call
 
 Messages = list[dict[str, str]]
 
@@ -114,6 +116,30 @@ def play_episode(
         reward = float(env.step({"final_answer": ""})[1])
     episode.reward = reward
     return episode
+
+
+def demonstration_replies(env: MantraEnv, case_id: str) -> list[str]:
+    """The oracle's replies on ``case_id`` in :mod:`trainers.text`'s protocol: its plan's calls, one per reply,
+    then its final answer over what they returned (:func:`mantra_env.answers.final_answer`)."""
+    case = env.suite.case(case_id)
+    plan = oracle_plan(case, env.domain.episode_constants.specs)
+    env.reset(options={"case": case_id})
+    for action in plan:
+        env.step(action)
+    answer = final_answer([entry.check for entry in case.checks], env.trace.calls)
+    return [*(reply_for_call(action["tool"], action.get("arguments", {})) for action in plan), answer]
+
+
+def demonstration(env: MantraEnv, case_id: str, codec: Codec) -> Episode:
+    """The oracle's episode of ``case_id`` as :func:`play_episode` writes a policy's (each reply ending its turn):
+    the supervised warm-up's data, tokenized as the rollouts are."""
+    replies = demonstration_replies(env, case_id)
+    queue = list(replies)
+
+    def generate(ids: list[int]) -> list[int]:
+        return [*codec.encode(queue.pop(0)), codec.end_of_turn]
+
+    return play_episode(env, case_id, codec, generate, max_turns=len(replies))
 
 
 # -- everything below needs the training virtualenv (torch, transformers, trl) -----------------------------------
@@ -214,6 +240,28 @@ class EpisodeRollouts:
         }
 
 
+def warm_up(model: Any, episodes: Sequence[Episode], steps: int, learning_rate: float) -> list[float]:
+    """``steps`` steps of supervised fine-tuning on ``episodes`` (the oracle's demonstrations, one per step in
+    turn), the loss on the policy's tokens only (the env's are masked as in GRPO); returns each step's loss."""
+    import torch
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    model.train()
+    losses = []
+    for step in range(steps):
+        episode = episodes[step % len(episodes)]
+        ids = torch.tensor([episode.prompt_ids + episode.completion_ids])
+        masked = [token if keep else -100 for token, keep in zip(episode.completion_ids, episode.env_mask, strict=True)]
+        labels = torch.tensor([[-100] * len(episode.prompt_ids) + masked])
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        print(json.dumps({"warmup_step": step + 1, "loss": round(losses[-1], 4)}), flush=True)
+    return losses
+
+
 def mantra_reward(completions: list[Any], env_reward: list[float], **kwargs: Any) -> list[float]:
     """The reward function TRL calls: the env's reward of each episode, computed during its rollout."""
     return [float(value) for value in env_reward]
@@ -236,7 +284,11 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
         model = AutoModelForCausalLM.from_pretrained(args.model)
     else:
         texts = [json.dumps(row["prompt"], ensure_ascii=False) for row in rollouts.rows]
+        texts += [reply for case_id in cases for reply in demonstration_replies(rollouts.env, case_id)]
         model, tokenizer = tiny_model(texts, out / "tiny-model", args.seed)
+    if args.warmup_steps:
+        codec = hf_codec(tokenizer)
+        warm_up(model, [demonstration(rollouts.env, c, codec) for c in cases], args.warmup_steps, args.warmup_rate)
     log: list[dict[str, Any]] = []
 
     class StepLog(TrainerCallback):  # type: ignore[misc]
@@ -281,8 +333,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generations", type=int, default=2, help="episodes per case per step (GRPO's group)")
     parser.add_argument("--cases-per-step", type=int, default=2, help="cases per optimizer step")
     parser.add_argument("--max-turns", type=int, default=3, help="policy replies per episode at most")
-    parser.add_argument("--turn-tokens", type=int, default=48, help="tokens per reply at most")
+    parser.add_argument("--turn-tokens", type=int, default=64, help="tokens per reply at most")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=0,
+        help="supervised steps on the oracle's demonstrations of the training cases before GRPO (default: none)",
+    )
+    parser.add_argument("--warmup-rate", type=float, default=3e-3, help="the warm-up's learning rate")
     parser.add_argument("--model", help="a model folder or hub id (default: a tiny random model, built offline)")
     parser.add_argument("--out", help="output folder (default: a new temporary folder)")
     parser.add_argument("--log", help="write the per-step log here as JSON lines")

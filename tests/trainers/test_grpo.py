@@ -11,7 +11,7 @@ from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.observations import tool_observation
 from mantra_env.oracle import oracle_plan
-from trainers.grpo import Codec, Messages, play_episode
+from trainers.grpo import Codec, Messages, demonstration, play_episode
 from trainers.text import opening_messages, reply_for_call
 
 END = "\x00"  # the end of a turn: one "token" of the character codec below
@@ -74,3 +74,11 @@ def test_out_of_turns_the_episode_ends_with_an_empty_answer_graded_on_its_calls(
     assert env.done and env.last_trace.final_answer == "" and len(env.last_trace.calls) == 1
     assert episode.reward == env.last_reward and episode.reward < 1.0
     assert sum(episode.env_mask) == len(replies[0])  # the template's end of turn is the env's text, masked
+
+
+def test_a_demonstration_is_the_oracles_episode_in_the_policys_format() -> None:
+    env, case_id, _ = _env_and_plan()
+    episode = demonstration(env, case_id, CODEC)
+    assert episode.reward == 1.0 and env.last_verdict is not None and env.last_verdict.passed
+    assert episode.replies[-1] == env.last_trace.final_answer and "<tool_call>" not in episode.replies[-1]
+    assert len(episode.replies) == len(env.last_trace.calls) + 1
