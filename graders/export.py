@@ -412,14 +412,16 @@ class _SuiteContext:
 def _suite_context(suite: str) -> _SuiteContext:
     try:
         domain, loaded = find_suite(suite)
+        if domain is None:
+            raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
+        space = MantraEnv(loaded, domain).observation_space  # its size: where the env cut a long tool error
+    except ExportError:
+        raise
     except MantraError as error:
         raise ExportError(f"the stored runs' suite {suite} cannot be loaded: {error}") from None
-    if domain is None:
-        raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
+    assert isinstance(space, JsonText)
     specs = domain.episode_constants.specs
     tools = [spec.openai_schema() for spec in specs]
-    space = MantraEnv(loaded, domain).observation_space
-    assert isinstance(space, JsonText)
     return _SuiteContext(
         domain=domain,
         hash=suite_hash(loaded, domain),
