@@ -35,6 +35,7 @@ from typing import Any
 
 from mantra_env.answers import final_answer
 from mantra_env.env import MantraEnv
+from mantra_env.errors import MantraError
 from mantra_env.oracle import oracle_plan
 from mantra_env.registration import make_env
 from mantra_env.rewards import REWARD_MODES
@@ -49,6 +50,10 @@ CHATML = (
 """The tiny model's chat template: ChatML, as Qwen writes turns (prefix-preserving: a turn appended leaves the
 earlier text as it was)."""
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+
+
+class RolloutError(MantraError, ValueError):
+    """The episodes cannot be played as asked (a chat template that rewrites earlier turns, cases that open alike)."""
 
 
 @dataclass
@@ -104,7 +109,7 @@ def play_episode(
         after = codec.render(messages, True)
         between = after[len(before) :]
         if not between.startswith(reply):
-            raise ValueError("the chat template rewrites earlier turns: multi-turn rollouts need one that does not")
+            raise RolloutError("the chat template rewrites earlier turns: multi-turn rollouts need one that does not")
         between = between[len(reply) :]
         if ended:  # the policy wrote the end of its turn: the env's text starts after it
             between = between.split(codec.decode([codec.end_of_turn]), 1)[-1]
@@ -206,7 +211,10 @@ class EpisodeRollouts:
             prompt = opening_messages(opening)
             key = json.dumps(prompt)
             if key in self.cases:
-                raise ValueError(f"cases {self.cases[key]} and {case_id} open alike: a rollout cannot tell them apart")
+                raise RolloutError(
+                    f"cases {self.cases[key]} and {case_id} of {suite} open alike (same manual, tools and request): "
+                    "a rollout sees only the prompt and cannot tell them apart"
+                )
             self.cases[key] = case_id
             self.rows.append({"prompt": prompt, "case": case_id})
         self.rewards: list[list[float]] = []  # per optimizer step's generation batch, each episode's reward

@@ -6,12 +6,15 @@ The trainer itself (torch, TRL) runs in its own virtualenv under ``make train-sm
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
 
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.observations import tool_observation
 from mantra_env.oracle import oracle_plan
-from trainers.grpo import Codec, Messages, demonstration, play_episode
+from trainers.grpo import Codec, Messages, RolloutError, demonstration, play_episode
 from trainers.text import opening_messages, reply_for_call
 
 END = "\x00"  # the end of a turn: one "token" of the character codec below
@@ -82,3 +85,11 @@ def test_a_demonstration_is_the_oracles_episode_in_the_policys_format() -> None:
     assert episode.reward == 1.0 and env.last_verdict is not None and env.last_verdict.passed
     assert episode.replies[-1] == env.last_trace.final_answer and "<tool_call>" not in episode.replies[-1]
     assert len(episode.replies) == len(env.last_trace.calls) + 1
+
+
+def test_a_chat_template_that_rewrites_earlier_turns_is_refused() -> None:
+    env, case_id, replies = _env_and_plan()
+    _, generate = _scripted(replies)
+    newest_first = replace(CODEC, render=lambda messages, prompt: _render(messages[::-1], prompt))
+    with pytest.raises(RolloutError, match="rewrites earlier turns"):
+        play_episode(env, case_id, newest_first, generate, max_turns=len(replies))
