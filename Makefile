@@ -8,7 +8,12 @@ STAMP := $(VENV)/.installed
 # The llama.cpp server's pin, read from pyproject.toml (its one source) for the portable build below.
 LLAMA_CPP := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml)
 
-.PHONY: run test lint typecheck schemas bench clean
+# The chat templates the export tests render through (tests/chat_templates.py): the pinned llama-cpp-python's
+# source archive, which vendors llama.cpp's models/templates/*.jinja, downloaded into a cache (never committed).
+LLAMA_CPP_VERSION := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml | cut -d= -f3)
+TEMPLATES_SDIST := .cache/templates/llama_cpp_python-$(LLAMA_CPP_VERSION).tar.gz
+
+.PHONY: run test lint typecheck schemas bench clean templates train-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,8 +55,34 @@ schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.domains --check
 	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
-test: lint typecheck schemas
-	MANTRA_BROWSER_REQUIRED=1 $(BIN)/python -m pytest
+test: lint typecheck schemas templates
+	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest
+
+# GRPO smoke run (trainers/grpo.py; README "Training with GRPO"), outside `make test`: TRL in a virtualenv of its
+# own, so the main one's pins stay as they are. torch first, pinned, as the CPU build (TORCH_ARGS="--index-url
+# https://download.pytorch.org/whl/cpu" where the default index would give a CUDA build); three optimizer steps of
+# a tiny random model built offline (after two supervised steps on the oracle's demonstrations, to run that path
+# too), each step's rewards printed and kept in results/train-smoke.jsonl.
+TRAIN_VENV := .venv-train
+TRAIN_STAMP := $(TRAIN_VENV)/.installed
+TORCH_ARGS ?=
+$(TRAIN_STAMP): pyproject.toml
+	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0 $(TORCH_ARGS)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet -e . trl==1.16.0
+	touch $@
+
+train-smoke: $(TRAIN_STAMP)
+	mkdir -p results
+	HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 $(TRAIN_VENV)/bin/python -m trainers.grpo --suite operations/starter \
+	  --warmup-steps 2 --steps 3 --log results/train-smoke.jsonl
+
+templates: $(TEMPLATES_SDIST)
+$(TEMPLATES_SDIST): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip download --quiet --no-binary :all: --no-deps 'llama-cpp-python==$(LLAMA_CPP_VERSION)' \
+	  -d .cache/templates
+	test -f $@ && touch $@
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grader.py
@@ -64,4 +95,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/revalidate.py --jobs 2
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TRAIN_VENV) .cache build *.egg-info .pytest_cache .mypy_cache .ruff_cache

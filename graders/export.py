@@ -1,9 +1,20 @@
 """Stored episodes as training records: the OpenAI tool-calling format that chat templates and SFT trainers read.
 
 One record per episode: ``messages`` (a ``system`` message with the manual, the ``user`` message with the
-scenario prompt, then ``assistant`` messages whose ``tool_calls`` carry JSON-text ``arguments`` and ``tool``
-messages answering them by ``tool_call_id``, and the final answer), ``tools`` (the domain's tool schemas in
-OpenAI function-tool format), the reward, the verdict and the case metadata.
+scenario prompt, then ``assistant`` messages whose ``tool_calls`` carry the ``arguments`` and ``tool`` messages
+answering them by ``tool_call_id``, and the final answer), ``tools`` (the domain's tool schemas in OpenAI
+function-tool format), the reward, the verdict and the case metadata.
+
+In the form chat templates expect (rendered through Qwen2.5's, Qwen3's and Llama 3.1's in the tests):
+
+* ``arguments`` are a JSON object by default (``"object"``): the open models' templates write them with
+  ``tojson`` themselves, so JSON text would come out double-encoded (a quoted string). ``"json-text"`` keeps the
+  OpenAI API's convention (a string holding the JSON), for tools that read that.
+* An assistant turn that only calls tools has ``content: ""``, never ``null`` (Qwen3's template fails on it).
+* Each ``tool`` message is the env's own observation of the call (:func:`mantra_env.observations.tool_observation`,
+  byte for byte what the agent saw).
+* The oracle's demonstrations end with the oracle's final answer over the results its calls returned
+  (:func:`mantra_env.answers.final_answer`: the facts asked for and the outcome), whatever an older run stored.
 
 Where the messages come from: an episode whose stored history converts cleanly (a strands agent's messages:
 ``text``, ``toolUse`` and ``toolResult`` blocks) keeps the model's own turns (``messages_source: "model"``);
@@ -17,22 +28,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from agents.tags import played_case_tags
+from mantra_env.answers import final_answer
+from mantra_env.checks import Check
 from mantra_env.domains import Domain, find_suite
+from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.grading import GRADER_VERSION
+from mantra_env.limits import MAX_RESULT_BYTES
+from mantra_env.observations import tool_observation
 from mantra_env.resume import suite_hash
+from mantra_env.spaces import JsonText
 from mantra_env.splits import CaseTags, check_split
 from mantra_env.store import RolloutStore
 from mantra_env.trace import ToolCall, ToolError, Trace
 
 ORACLE_MODEL = "scripted:oracle"
 SCRIPTED_PREFIX = "scripted:"
+ArgumentsFormat = Literal["object", "json-text"]
+ARGUMENTS_FORMATS: tuple[ArgumentsFormat, ...] = ("object", "json-text")
+"""How tool-call ``arguments`` are written: a JSON object (what open models' chat templates expect, the default) or
+JSON text of one (the OpenAI API's convention)."""
 
 
 class ExportError(MantraError, ValueError):
@@ -76,8 +98,9 @@ def message_problems(messages: Sequence[Any]) -> list[str]:
     Checked: an optional leading ``system`` message, then a ``user`` message; roles alternate (after a user
     message comes an assistant; after an assistant with tool calls, one ``tool`` message per call and nothing
     else; after its tool answers, an assistant); every tool call has a unique id, a name and ``arguments`` that are
-    a JSON text of an object, and is answered exactly once, by id; the conversation ends with an assistant message
-    or with the answers to its last tool calls.
+    a JSON object or the JSON text of one, and is answered exactly once, by id; an assistant message's content is
+    text (``""`` beside tool calls, not null); the conversation ends with an assistant message or with the answers
+    to its last tool calls.
     """
     problems: list[str] = []
     position = 0
@@ -113,6 +136,8 @@ def message_problems(messages: Sequence[Any]) -> list[str]:
             calls = message.get("tool_calls") or []
             if not calls and not isinstance(message.get("content"), str):
                 problems.append(f"{where}: an assistant message needs text content or tool calls")
+            elif calls and message.get("content") is None:  # Qwen3's chat template fails on it
+                problems.append(f'{where}: content null beside tool calls: use "" (chat templates expect text)')
             for number, call in enumerate(calls):
                 call_problem = _call_problem(call)
                 if call_problem:
@@ -146,8 +171,10 @@ def _call_problem(call: Any) -> str:
     function = call["function"]
     if not isinstance(function.get("name"), str) or not function["name"]:
         return "no function name"
+    if isinstance(function.get("arguments"), dict):
+        return ""
     if not isinstance(function.get("arguments"), str):
-        return "arguments must be a JSON text (a string), not a JSON value"
+        return "arguments must be a JSON object or the JSON text (a string) of one"
     try:
         arguments = json.loads(function["arguments"])
     except ValueError:
@@ -156,26 +183,33 @@ def _call_problem(call: Any) -> str:
 
 
 # -- messages -----------------------------------------------------------------------------------------------------
-def trace_messages(system: str, prompt: str, trace: Trace) -> list[dict[str, JsonValue]]:
-    """The conversation a trace stands for: one assistant tool call per step (id ``call_<step>``), answered with
-    what the environment returned (``{"result": ...}`` or ``{"error": ...}``), then the final answer if any (an
-    empty assistant turn for an agent that neither called nor answered)."""
+def trace_messages(
+    system: str,
+    prompt: str,
+    trace: Trace,
+    *,
+    arguments: ArgumentsFormat = "object",
+    room: int = MAX_RESULT_BYTES,
+) -> list[dict[str, JsonValue]]:
+    """The conversation a trace stands for: one assistant tool call per step (id ``call_<step>``, ``arguments`` in
+    the ``arguments`` format), answered with the env's observation of it within ``room`` bytes (the env's
+    observation size: :func:`mantra_env.observations.tool_observation`), then the final answer if any (an empty
+    assistant turn for an agent that neither called nor answered)."""
     messages: list[dict[str, JsonValue]] = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     for call in trace.calls:
         call_id = f"call_{call.step}"
-        arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.args)
-        if not _is_object_text(arguments):
-            arguments = json.dumps({"raw_arguments": arguments})  # what the agent sent, kept, as an object
+        text = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.args, ensure_ascii=False)
+        if not _is_object_text(text):
+            text = json.dumps({"raw_arguments": text}, ensure_ascii=False)  # what the agent sent, kept, as an object
+        function: dict[str, JsonValue] = {"name": call.tool, "arguments": _arguments(text, arguments)}
         messages.append(
             {
                 "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call_id, "type": "function", "function": {"name": call.tool, "arguments": arguments}}
-                ],
+                "content": "",
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
             }
         )
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": _observation(call)})
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": tool_observation(call, room)})
     if trace.final_answer is not None or not trace.calls:  # an agent that did nothing said nothing: an empty turn
         messages.append({"role": "assistant", "content": trace.final_answer or ""})
     return messages
@@ -188,18 +222,23 @@ def _is_object_text(text: str) -> bool:
         return False
 
 
-def _observation(call: ToolCall) -> str:
-    if call.error is not None:
-        return json.dumps({"error": call.error.model_dump()}, ensure_ascii=False)
-    return json.dumps({"result": call.result}, ensure_ascii=False)
+def _arguments(text: str, form: ArgumentsFormat) -> JsonValue:
+    """The JSON text of an arguments object in the format ``form``."""
+    if form == "json-text":
+        return text
+    parsed: dict[str, JsonValue] = json.loads(text)
+    return parsed
 
 
 class _Unconvertible(Exception):
     """A stored history that is not a strands conversation (its messages are synthesized from the trace)."""
 
 
-def model_messages(system: str, stored: Sequence[Any]) -> list[dict[str, JsonValue]]:
-    """A strands agent's stored history (Bedrock-style content blocks) in OpenAI format, after ``system``.
+def model_messages(
+    system: str, stored: Sequence[Any], *, arguments: ArgumentsFormat = "object"
+) -> list[dict[str, JsonValue]]:
+    """A strands agent's stored history (Bedrock-style content blocks) in OpenAI format, after ``system``, with
+    tool-call ``arguments`` in the ``arguments`` format.
 
     Raises:
         _Unconvertible: a message or block this conversion does not know.
@@ -219,8 +258,8 @@ def model_messages(system: str, stored: Sequence[Any]) -> list[dict[str, JsonVal
                 texts.append(block["text"])
             elif role == "assistant" and isinstance(block.get("toolUse"), dict):
                 use = block["toolUse"]
-                arguments = json.dumps(use.get("input", {}), ensure_ascii=False)
-                function: dict[str, JsonValue] = {"name": str(use.get("name", "")), "arguments": arguments}
+                text = json.dumps(use.get("input", {}), ensure_ascii=False)
+                function = {"name": str(use.get("name", "")), "arguments": _arguments(text, arguments)}
                 calls.append({"id": str(use.get("toolUseId", "")), "type": "function", "function": function})
             elif role == "user" and isinstance(block.get("toolResult"), dict):
                 result = block["toolResult"]
@@ -231,7 +270,7 @@ def model_messages(system: str, stored: Sequence[Any]) -> list[dict[str, JsonVal
             elif "reasoningContent" not in block:  # reasoning is not part of the trained turns
                 raise _Unconvertible
         if role == "assistant":
-            turn: dict[str, JsonValue] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
+            turn: dict[str, JsonValue] = {"role": "assistant", "content": "\n".join(texts)}  # "" with calls only
             if calls:
                 turn["tool_calls"] = calls
             messages.append(turn)
@@ -267,7 +306,12 @@ WHERE run_id = ? AND case_id = ? AND attempt = ? ORDER BY step
 
 
 def export_records(
-    db: Path | str, *, passed_only: bool = False, include_oracle: bool = False, split: str | None = None
+    db: Path | str,
+    *,
+    passed_only: bool = False,
+    include_oracle: bool = False,
+    split: str | None = None,
+    arguments: ArgumentsFormat = "object",
 ) -> Iterator[ExportRecord]:
     """The selected episodes of the rollout database ``db`` as records, read through a read-only store (a live
     run's snapshot while a run writes). Models' episodes always; the oracle's only with ``include_oracle``;
@@ -275,6 +319,7 @@ def export_records(
     :mod:`mantra_env.splits`) keeps the episodes of that side's cases. ``passed_only`` keeps the episodes that pass
     the combined verdict, so only those of runs graded by this mantra-env's grader version (an older run's pass
     was never checked for unrequested writes: :func:`older_grader_passes` counts what that leaves out).
+    ``arguments``: how tool-call arguments are written (:data:`ARGUMENTS_FORMATS`).
 
     Raises:
         ExportError: no such database, nothing selected, or a run's suite changed since it ran.
@@ -282,6 +327,8 @@ def export_records(
         StoreError: not a mantra-env rollout database.
     """
     check_split(split)
+    if arguments not in ARGUMENTS_FORMATS:
+        raise ExportError(f"unknown arguments format {arguments!r}: use one of {', '.join(ARGUMENTS_FORMATS)}")
     if str(db) != ":memory:" and not Path(db).is_file():
         raise ExportError(f"{db}: no such rollout database (run `mantra run` first, or pass --db PATH)")
     wheres = ["AND (r.model NOT LIKE 'scripted:%'" + (" OR r.model = ?)" if include_oracle else ")")]
@@ -293,15 +340,16 @@ def export_records(
         rows = store.query(_EPISODES.format(where=" ".join(wheres)), params)
         if not rows:
             raise ExportError(_nothing_selected(store, passed_only=passed_only, include_oracle=include_oracle))
-        suites: dict[str, tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str], dict[str, CaseTags]]] = {}
+        suites: dict[str, _SuiteContext] = {}
         exported = 0
         for (
-            run_id, case_id, attempt, status, reward, verdict, stored, final_answer, suite, stored_hash, model,
+            run_id, case_id, attempt, status, reward, verdict, stored, stored_answer, suite, stored_hash, model,
             unrequested, grader_version,
         ) in rows:  # fmt: skip
             if suite not in suites:
                 suites[suite] = _suite_context(suite)
-            domain, current_hash, tools, prompts, tags = suites[suite]
+            context = suites[suite]
+            current_hash, prompts, tags = context.hash, context.prompts, context.tags
             if stored_hash is not None and stored_hash != current_hash:
                 raise ExportError(
                     f"run {run_id} ran suite {suite} with content hash {stored_hash}, but that suite is now "
@@ -313,15 +361,19 @@ def export_records(
             if split is not None and tags[case_id].split != split:
                 continue
             exported += 1
-            trace = _trace(store, run_id, case_id, attempt, final_answer)
-            messages, source = _messages(domain.manual, prompts[case_id], json.loads(stored), trace)
+            demonstration = model == ORACLE_MODEL
+            trace = _trace(store, run_id, case_id, attempt, stored_answer)
+            if demonstration:  # the oracle's answer over its calls (runs before ANSWER checks stored "done")
+                answer = final_answer(context.checks[case_id], trace.calls)
+                trace = Trace.model_construct(calls=trace.calls, final_answer=answer)
+            messages, source = _messages(context, prompts[case_id], json.loads(stored), trace, arguments)
             yield ExportRecord(
-                messages=messages, tools=tools, reward=reward, status=status,
+                messages=messages, tools=context.tools, reward=reward, status=status,
                 verdict=json.loads(verdict) if verdict else None,
                 unrequested_writes=json.loads(unrequested) if unrequested is not None else None,
                 grader_version=grader_version, suite=suite, suite_hash=stored_hash,
                 case_id=case_id, attempt=attempt, model=model, run_id=run_id,
-                demonstration=model == ORACLE_MODEL, messages_source=source,
+                demonstration=demonstration, messages_source=source,
                 tags=tags[case_id].model_dump(mode="json"),
             )  # fmt: skip
         if not exported:
@@ -329,32 +381,56 @@ def export_records(
 
 
 def _messages(
-    system: str, prompt: str, stored: Any, trace: Trace
+    context: _SuiteContext, prompt: str, stored: Any, trace: Trace, arguments: ArgumentsFormat
 ) -> tuple[list[dict[str, JsonValue]], Literal["model", "trace"]]:
+    system = context.domain.manual
     if isinstance(stored, list) and stored:
         try:
-            converted = model_messages(system, stored)
+            converted = model_messages(system, stored, arguments=arguments)
         except _Unconvertible:
             pass
         else:
             if not message_problems(converted):
                 return converted, "model"
-    return trace_messages(system, prompt, trace), "trace"
+    return trace_messages(system, prompt, trace, arguments=arguments, room=context.room), "trace"
 
 
-def _suite_context(
-    suite: str,
-) -> tuple[Domain, str, list[dict[str, JsonValue]], dict[str, str], dict[str, CaseTags]]:
+@dataclass(frozen=True)
+class _SuiteContext:
+    """What exporting a suite's episodes needs, loaded once per suite."""
+
+    domain: Domain
+    hash: str
+    tools: list[dict[str, JsonValue]]
+    prompts: dict[str, str]
+    checks: dict[str, list[Check]]
+    tags: dict[str, CaseTags]
+    room: int
+    """The env's observation size (a longer tool error is cut to it, as the env cut it)."""
+
+
+def _suite_context(suite: str) -> _SuiteContext:
     try:
         domain, loaded = find_suite(suite)
+        if domain is None:
+            raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
+        space = MantraEnv(loaded, domain).observation_space  # its size: where the env cut a long tool error
+    except ExportError:
+        raise
     except MantraError as error:
         raise ExportError(f"the stored runs' suite {suite} cannot be loaded: {error}") from None
-    if domain is None:
-        raise ExportError(f"suite {suite} has no known domain (its manual and tools are needed to export)")
+    assert isinstance(space, JsonText)
     specs = domain.episode_constants.specs
     tools = [spec.openai_schema() for spec in specs]
-    prompts = {case.id: case.scenario.prompt for case in loaded.cases}
-    return domain, suite_hash(loaded, domain), tools, prompts, played_case_tags(loaded, domain)
+    return _SuiteContext(
+        domain=domain,
+        hash=suite_hash(loaded, domain),
+        tools=tools,
+        prompts={case.id: case.scenario.prompt for case in loaded.cases},
+        checks={case.id: [entry.check for entry in case.checks] for case in loaded.cases},
+        tags=played_case_tags(loaded, domain),
+        room=space.max_bytes,
+    )
 
 
 def _trace(store: RolloutStore, run_id: str, case_id: str, attempt: int, final_answer: str | None) -> Trace:

@@ -5,7 +5,9 @@ oracle's SMT-proven compliant episodes with --include-oracle (as demonstrations,
 calls); other scripted baselines and infrastructure errors never. --passed-only keeps the episodes that pass the
 combined verdict (every check and no unrequested write). openai-jsonl writes one JSON object per line; hf-dataset
 writes a folder that ``datasets.load_from_disk`` reads (``tools``, ``verdict`` and ``unrequested_writes`` as JSON
-text there; needs the ``[rl]`` extra)."""
+text there; needs the ``[rl]`` extra). Tool-call arguments are JSON objects, as open models' chat templates
+(Qwen, Llama) expect; --arguments json-text writes them as JSON text, the OpenAI API's convention (the
+hf-dataset always holds JSON text: Arrow would fill each arguments object with the other calls' keys as nulls)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graders.export import ExportError, ExportRecord, export_records, message_problems, older_grader_passes
+from graders.export import (
+    ARGUMENTS_FORMATS,
+    ExportError,
+    ExportRecord,
+    export_records,
+    message_problems,
+    older_grader_passes,
+)
 from mantra_env.cli import command_parser, run_command
 from mantra_env.store.store import DEFAULT_DB
 
@@ -64,12 +73,17 @@ def print_older_passes(db: str, *, include_oracle: bool) -> None:
 def dataset_rows(records: Sequence[ExportRecord]) -> list[dict[str, Any]]:
     """The dataset's rows: ``tools``, ``verdict`` and ``unrequested_writes`` as JSON text (their shapes differ per
     domain and case, which one Arrow schema cannot hold; ``unrequested_writes`` is ``null`` when not graded for
-    writes), everything else as is."""
+    writes), and so are tool calls' ``arguments`` (Arrow would give every arguments object every other call's keys,
+    as nulls, which a chat template then renders); everything else as is."""
     rows = []
     for record in records:
         row = record.model_dump(mode="json")
         for name in ("tools", "verdict", "unrequested_writes", "tags"):
             row[name] = json.dumps(row[name], ensure_ascii=False)
+        for message in row["messages"]:
+            for call in message.get("tool_calls") or []:
+                if not isinstance(call["function"]["arguments"], str):
+                    call["function"]["arguments"] = json.dumps(call["function"]["arguments"], ensure_ascii=False)
         rows.append(row)
     return rows
 
@@ -116,6 +130,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("train", "test"),
         help="only the episodes of that side's cases (each suite's deterministic train/test split, see README)",
     )
+    parser.add_argument(
+        "--arguments",
+        choices=ARGUMENTS_FORMATS,
+        default="object",
+        help="openai-jsonl's tool-call arguments as a JSON object (default: what Qwen's and Llama's chat templates "
+        "expect; they would double-encode JSON text) or as JSON text (json-text: the OpenAI API's convention; the "
+        "hf-dataset always holds JSON text)",
+    )
     parser.add_argument("--out", help="output file (openai-jsonl) or folder (hf-dataset); default under results/")
     parser.add_argument("--force", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
@@ -131,7 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         records = checked(
             list(
                 export_records(
-                    args.db, passed_only=args.passed_only, include_oracle=args.include_oracle, split=args.split
+                    args.db,
+                    passed_only=args.passed_only,
+                    include_oracle=args.include_oracle,
+                    split=args.split,
+                    arguments=args.arguments,
                 )
             )
         )

@@ -15,6 +15,8 @@ from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
 from mantra_env.grading import grade
 from mantra_env.limits import MAX_RESULT_BYTES, MAX_TEXT, bounded, json_problem
+from mantra_env.observations import RESULT_PREFIX, result_json, tool_observation
+from mantra_env.observations import safe_text as _safe_text
 from mantra_env.rewards import REWARD_MODES, RewardMode, expected_misses, obligations, reward
 from mantra_env.spaces import JsonText, ToolCallSpace
 from mantra_env.toolkit import Toolkit
@@ -133,7 +135,7 @@ class MantraEnv(gym.Env[str, str]):
         openings = max(len(self._opening(case).encode("utf-8")) for case in suite.cases)
         self._observation_bytes = max(openings, MAX_RESULT_BYTES)
         self.observation_space = JsonText(self._observation_bytes)
-        self._result_room = self._observation_bytes - len('{"result": }')  # bytes a tool result may take
+        self._result_room = self._observation_bytes - len(RESULT_PREFIX + "}")  # bytes a tool result may take
         self.action_space = ToolCallSpace(self._constants.specs, MAX_TEXT)
         self.case: Case | None = None
         self.last_trace: Trace = Trace()
@@ -167,6 +169,7 @@ class MantraEnv(gym.Env[str, str]):
         if parsed is not None and "final_answer" in parsed:
             answer = _answer_text(parsed["final_answer"])
             return self._finish(json.dumps({"done": True}), truncated=False, answer=answer)
+        result_text = "null"  # the result's JSON text; only a call without an error shows it
         if problem is not None:
             name = parsed["tool"] if parsed is not None else UNPARSEABLE
             raw = parsed["raw"] if parsed is not None else _raw_text(action)
@@ -192,8 +195,7 @@ class MantraEnv(gym.Env[str, str]):
             requested = self._requested[self.case.id]
             if requested is not None and requested.is_unrequested(call):
                 self._unrequested.append(UnrequestedWrite(step=call.step, tool=call.tool, args=call.args))
-        error = call.error
-        observation = f'{{"result": {result_text}}}' if error is None else self._error_observation(error)
+        observation = tool_observation(call, self._observation_bytes, result_text)  # the export's serializer too
         if len(self._calls) >= self.max_steps:
             return self._finish(observation, truncated=True, answer=None)
         paid = 0.0
@@ -236,16 +238,6 @@ class MantraEnv(gym.Env[str, str]):
         manual, tools = self._constants.manual_json, self._constants.tools_json
         prompt = json.dumps(case.scenario.prompt, ensure_ascii=False)
         return f'{{"system": {manual}, "prompt": {prompt}, "tools": {tools}}}'
-
-    def _error_observation(self, error: ToolError) -> str:
-        """``{"error": ...}`` as valid UTF-8 (a message may quote a lone surrogate the agent sent: escaped) that
-        fits the observation space (a message quoting megabytes of the action is cut; the trace keeps it)."""
-        text = _safe_text(json.dumps({"error": error.model_dump()}, ensure_ascii=False))
-        room = self._observation_bytes
-        if len(text) * 4 > room and len(text.encode("utf-8")) > room:
-            cut = {"code": error.code, "message": bounded(error.message, room // 8)}  # <= 6 bytes per character
-            text = _safe_text(json.dumps({"error": cut}, ensure_ascii=False))
-        return text
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         assert self.case is not None
@@ -341,11 +333,6 @@ def _parse_action(action: Any) -> tuple[dict[str, Any] | None, ToolError | None]
     return {"tool": tool, "arguments": arguments if from_text else copy.deepcopy(arguments)}, None
 
 
-def _safe_text(text: str) -> str:
-    """``text`` with lone surrogates escaped (``\\ud800``), so that it can be stored and sent as UTF-8."""
-    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _raw_text(value: Any) -> str | None:
     """What the agent sent, as text for the trace (bounded), or ``None`` if it cannot be printed at all."""
     if isinstance(value, str):
@@ -396,7 +383,8 @@ def _jsonable(value: Any, tool: str) -> tuple[Any, str, ToolError | None]:
     if problem is not None:
         message = f"{tool}: the tool returned {problem}, which JSON cannot carry (a fault of the tool, not the call)"
         return None, "null", ToolError(code="invalid_result", message=message)
-    return json.loads(text), text, None
+    value = json.loads(text)
+    return value, result_json(value), None  # the observations' one serializer: the export writes the same text
 
 
 def _json_text_problem(text: str) -> str | None:

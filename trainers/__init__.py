@@ -4,5 +4,6 @@ Each adapter is a thin layer over :class:`mantra_env.env.MantraEnv` and its grad
 the env's reward, which is the grader's verdict under the chosen reward mode. :mod:`trainers.text` holds what
 every text-in/text-out trainer needs (the prompt a model reads, and the parsing of its reply into an action);
 :mod:`trainers.skyrl` is SkyRL-gym's text environment; :mod:`trainers.verifiers_env` is a verifiers environment
-(native tool calls, the grader as rubric).
+(native tool calls, the grader as rubric); :mod:`trainers.grpo` is a GRPO recipe on TRL (multi-turn episodes
+against the live env; ``make train-smoke``).
 """

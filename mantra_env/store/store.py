@@ -42,8 +42,8 @@ DEFAULT_DB = Path("results") / "mantra.duckdb"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _json(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+def _json(value: Any, *, sort_keys: bool = True) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
     # A lone surrogate (a model can send "\ud800" in valid JSON) is neither UTF-8 nor JSON DuckDB accepts: it is
     # stored as the six characters of its escape, an escaped backslash inside the JSON string.
     return text if text.isascii() else _SURROGATE.sub(lambda char: f"\\\\u{ord(char[0]):04x}", text)
@@ -101,7 +101,7 @@ def episode_rows(episode: EpisodeRecord, *, replaces_error: bool = False) -> Epi
                 call.kind,
                 _json(call.args),
                 _text(call.raw_arguments),
-                _json(call.result),
+                _json(call.result, sort_keys=False),  # the tool's key order: the export re-serialises it as the env
                 call.error.code if call.error else None,
                 _text(call.error.message) if call.error else None,
                 latencies[call.step] if call.step < len(latencies) else None,

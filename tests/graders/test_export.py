@@ -120,7 +120,7 @@ def test_a_models_strands_history_becomes_openai_messages(tmp_path: Path) -> Non
     assert first["role"] == "assistant" and first["content"] == "step 0"
     calls = [call for m in record.messages for call in m.get("tool_calls") or []]  # type: ignore[union-attr]
     assert [call["function"]["name"] for call in calls] == [c.tool for c in trace.calls]  # type: ignore[index,call-overload]
-    assert [json.loads(call["function"]["arguments"]) for call in calls] == [c.args for c in trace.calls]  # type: ignore[index,call-overload]
+    assert [call["function"]["arguments"] for call in calls] == [c.args for c in trace.calls]  # type: ignore[index,call-overload]
     answers = [m for m in record.messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answers] == [call["id"] for call in calls]  # type: ignore[index,call-overload]
     assert record.messages[-1] == {"role": "assistant", "content": trace.final_answer or "done"}
@@ -174,7 +174,7 @@ def _call(call_id: str, arguments: Any = "{}") -> dict[str, Any]:
 GOOD: list[dict[str, Any]] = [
     {"role": "system", "content": "manual"},
     {"role": "user", "content": "task"},
-    {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b", '{"x": 1}')]},
+    {"role": "assistant", "content": "", "tool_calls": [_call("a"), _call("b", {"x": 1})]},
     {"role": "tool", "tool_call_id": "b", "content": "{}"},
     {"role": "tool", "tool_call_id": "a", "content": "{}"},
     {"role": "assistant", "content": "done"},
@@ -195,7 +195,8 @@ def test_a_well_formed_conversation_has_no_problem() -> None:
         ([*GOOD[:4], GOOD[5]], "not answered"),
         ([*GOOD[:4], {**GOOD[4], "tool_call_id": "z"}, GOOD[5]], "answers no waiting"),
         ([*GOOD[:5], GOOD[4], GOOD[5]], "no tool call waiting"),
-        ([*GOOD[:2], {**GOOD[2], "tool_calls": [_call("a", {"x": 1})]}, GOOD[4], GOOD[5]], "JSON text"),
+        ([*GOOD[:2], {**GOOD[2], "tool_calls": [_call("a", 5)]}, GOOD[4], GOOD[5]], "JSON object or the JSON text"),
+        ([*GOOD[:2], {**GOOD[2], "content": None}, *GOOD[3:]], 'content null beside tool calls: use ""'),
         ([*GOOD[:2], {**GOOD[2], "tool_calls": [_call("a", "{x")]}, GOOD[4], GOOD[5]], "not valid JSON"),
         ([*GOOD[:2], {**GOOD[2], "tool_calls": [_call("a", "[1]")]}, GOOD[4], GOOD[5]], "JSON object"),
         ([*GOOD[:2], {**GOOD[2], "tool_calls": [_call("a"), _call("a")]}, GOOD[4], GOOD[4], GOOD[5]], "used twice"),

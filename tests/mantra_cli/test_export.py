@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import datasets
 import pytest
@@ -126,3 +127,21 @@ def test_split_exports_one_side(scripted_db: Path, tmp_path: Path) -> None:
         assert records and {record["tags"]["split"] for record in records} == {side}
         counts[side] = len(records)
     assert counts["train"] + counts["test"] == _oracle_count(scripted_db)
+
+
+def _arguments(messages: list[dict[str, Any]]) -> list[Any]:
+    return [call["function"]["arguments"] for message in messages for call in message.get("tool_calls") or []]
+
+
+def test_arguments_are_objects_in_jsonl_unless_asked_and_text_in_the_dataset(scripted_db: Path, tmp_path: Path) -> None:
+    """Objects by default (chat templates write them with tojson); --arguments json-text for the OpenAI convention;
+    the hf-dataset holds text, since Arrow would give each object the other calls' keys as nulls."""
+    argv = ["--db", str(scripted_db), "--include-oracle", "--format"]
+    assert export_main([*argv, "openai-jsonl", "--out", str(tmp_path / "o.jsonl")]) == 0
+    assert export_main([*argv, "openai-jsonl", "--arguments", "json-text", "--out", str(tmp_path / "t.jsonl")]) == 0
+    assert export_main([*argv, "hf-dataset", "--out", str(tmp_path / "ds")]) == 0
+    objects = [a for line in (tmp_path / "o.jsonl").open() for a in _arguments(json.loads(line)["messages"])]
+    texts = [a for line in (tmp_path / "t.jsonl").open() for a in _arguments(json.loads(line)["messages"])]
+    stored = [a for row in datasets.load_from_disk(str(tmp_path / "ds")) for a in _arguments(row["messages"])]
+    assert objects and all(isinstance(a, dict) for a in objects)
+    assert [json.loads(a) for a in texts] == objects == [json.loads(a) for a in stored]
