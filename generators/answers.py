@@ -13,7 +13,7 @@ from generators.exchange import ExchangeError
 from generators.llm import AnswerCheck
 from generators.mutation_audit import MutationAuditCheck
 from generators.oracle_arguments import ArgumentsCheck
-from generators.references import ReferencesCheck
+from generators.references import GoverningCheck, ReferencesCheck
 from generators.relevance import RelevanceCheck
 from generators.scenarios import ScenarioCheck
 from generators.validation import RepairCheck
@@ -22,6 +22,7 @@ from mantra_env.errors import error_path
 
 ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "document_extraction": ReferencesCheck,
+    "governing_rules": GoverningCheck,
     "tool_relevance": RelevanceCheck,
     "scenario_generation": ScenarioCheck,
     "check_generation": ChecksCheck,

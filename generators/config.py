@@ -33,6 +33,7 @@ from mantra_env.userfiles import load_yaml, read_text
 
 STAGES = (
     "document_extraction",
+    "governing_rules",
     "tool_relevance",
     "scenario_generation",
     "check_generation",
@@ -45,7 +46,8 @@ STAGES = (
     "oracle_arguments",
     "mutation_audit",
 )
-"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check),
+"""LLM stages. The paper's nine, plus ``governing_rules`` (which tools a node's rules govern wherever they are
+called; ``references.governing_rules``), ``backward_audit`` (the judge that decides on an over-restrictive check),
 ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
 ``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
@@ -201,10 +203,11 @@ class ReferenceSettings(_Strict):
 
     governing_rules: bool = Field(
         default=False,
-        description="The references stage also marks the tools whose calls a section's rules govern wherever they "
-        "happen (identity, confirmation, hand-off policy, steps every order needs): such a section reaches every "
-        "sample whose relevant tools it governs (tool relevance asks once more with it, and the scenario, check "
-        "and world-model writers see it in their excerpt).",
+        description="Each section is also asked (stage governing_rules, a request of its own, so the references "
+        "requests and the samples stay those of a run without the key) which tools' calls its rules govern "
+        "wherever they happen (identity, confirmation, hand-off policy, steps every order needs): such a section "
+        "reaches every sample whose relevant tools it governs (tool relevance asks once more with it, and the "
+        "scenario, check and world-model writers see it in their excerpt).",
     )
 
 

@@ -57,6 +57,7 @@ T = TypeVar("T")
 
 ROLES = {
     "document_extraction": "references",
+    "governing_rules": "references",
     "tool_relevance": "relevance",
     "scenario_generation": "scenario",
     "check_generation": "checks",
