@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from generators.answer_repair import AnswerRepairCheck
 from generators.checkgen import ChecksCheck
 from generators.exchange import ExchangeError
 from generators.llm import AnswerCheck
@@ -34,6 +35,7 @@ ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "backward_audit": RepairCheck,
     "oracle_arguments": ArgumentsCheck,
     "mutation_audit": MutationAuditCheck,
+    "answer_repair": AnswerRepairCheck,
 }
 
 

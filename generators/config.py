@@ -45,11 +45,14 @@ STAGES = (
     "backward_audit",
     "oracle_arguments",
     "mutation_audit",
+    "answer_repair",
 )
 """LLM stages. The paper's nine, plus ``governing_rules`` (which tools a node's rules govern wherever they are
 called; ``references.governing_rules``), ``backward_audit`` (the judge that decides on an over-restrictive check),
 ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
-``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``).
+``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``) and
+``answer_repair`` (the checks writer's ANSWER checks again, with the reads' real results;
+``checks.repair_answer_checks``).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
 resolution and ``fix_repair`` the retry of edits that did not apply."""
 
@@ -190,6 +193,12 @@ class CheckSettings(_Strict):
         default=False,
         description="Refuse a check whose pinned value does not fit its parameter's schema (a quoted number for "
         "an integer): the checks writer gets the problem back as a syntactic repair.",
+    )
+    repair_answer_checks: bool = Field(
+        default=False,
+        description="With answer_checks: before the export, a case whose ANSWER checks name facts its database "
+        "does not hold (or that asks for information with none) goes back to the checks writer with the reads' "
+        "real results (stage answer_repair), instead of being refused. Off: such a case is refused at export.",
     )
     lint_free_text_pins: bool = Field(
         default=False,

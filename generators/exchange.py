@@ -70,6 +70,7 @@ ROLES = {
     "backward_audit": "judge",
     "oracle_arguments": "scenario",
     "mutation_audit": "judge",
+    "answer_repair": "checks",
 }
 """The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
 the ``checks`` requests (and the reverse)."""
