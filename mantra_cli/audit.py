@@ -25,6 +25,8 @@ from agents.base import play
 from agents.scripted import DeclinePolicy, ReadAllPolicy, ScriptedPolicy
 from generators.mutation import MutationReport, suite_mutation_report
 from graders.refusals import RefusalShare, refusal_share
+from graders.suite_audit import AuditRow, audit_table
+from graders.table import table_markdown
 from mantra_env.case import Suite
 from mantra_env.checks.ast import Answer
 from mantra_env.cli import command_parser, run_command
@@ -110,29 +112,9 @@ def audit_suite(label: str, suite: Suite, domain: Domain) -> SuiteAudit:
     )
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f} % ({part}/{whole})" if whole else "-"
-
-
-def audit_table(audits: Sequence[SuiteAudit]) -> str:
-    """The figures as one Markdown table, a row per suite."""
-    rows = [
-        "| suite | cases | refusal share | decline Pass@1 | read-all Pass@1 | checks per case (not implied) "
-        "| cases with answer checks | mutation score, checks | mutation score, verdict | variants pass |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for audit in audits:
-        wrong, by_checks, by_verdict = audit.wrong()
-        right, passed = audit.variants()
-        rows.append(
-            f"| {audit.suite} | {audit.cases} | {_share(audit.refusals.refusals, audit.cases)} "
-            f"| {_share(audit.baseline_passed['decline'], audit.cases)} "
-            f"| {_share(audit.baseline_passed['read-all'], audit.cases)} "
-            f"| {audit.checks_per_case:.2f} ({audit.independent_checks_per_case:.2f}) "
-            f"| {audit.answer_checked} | {_share(by_checks, wrong)} | {_share(by_verdict, wrong)} "
-            f"| {_share(passed, right)} |"
-        )
-    return "\n".join(rows)
+def audit_rows(audits: Sequence[SuiteAudit]) -> list[AuditRow]:
+    """The audits as the rows of the one audit table (:mod:`graders.suite_audit`), as the report shows them."""
+    return [AuditRow.from_json(audit.as_json()) for audit in audits]
 
 
 def _chosen(names: Sequence[str]) -> list[tuple[str, Suite, Domain]]:
@@ -170,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, suite, domain in _chosen(args.suites):
             print(f"auditing {label} ({len(suite.cases)} cases) ...", file=sys.stderr, flush=True)
             audits.append(audit_suite(label, suite, domain))
-        print(audit_table(audits))
+        print("\n".join(table_markdown(audit_table(audit_rows(audits)))).rstrip())
         if args.kinds:
             for audit in audits:
                 print("\n" + audit.mutation.table())

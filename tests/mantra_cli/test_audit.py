@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from graders.refusals import is_refusal
-from mantra_cli.audit import audit_suite, audit_table
+from graders.suite_audit import audit_table
+from graders.table import table_markdown
+from mantra_cli.audit import audit_rows, audit_suite
 from mantra_cli.main import main as mantra
 from mantra_env.case import Case, Suite, write_suite
 from mantra_env.domains import find_suite
@@ -41,7 +43,9 @@ def test_decline_scores_the_refusal_share_and_the_checks_fail_every_wrong_mutant
     wrong, _, by_verdict = audit.wrong()
     assert wrong > 0 and by_verdict == wrong
     assert audit.checks_per_case == sum(len(c.checks) for c in cases) / 8
-    assert "| ops/subset | 8 | 25.0 % (2/8) | 25.0 % (2/8) |" in audit_table([audit])
+    assert "| ops/subset | 8 | 25.0 % (2/8) | 25.0 % (2/8) |" in "\n".join(
+        table_markdown(audit_table(audit_rows([audit])))
+    )
 
 
 def _reads_checked(case: Case) -> bool:
@@ -65,7 +69,7 @@ def test_the_command_prints_the_table_and_writes_json(tmp_path: Path, capsys: py
     write_suite(_subset(_with_refusals(4)), folder)
     assert mantra(["audit", str(folder), "--kinds", "--json", str(tmp_path / "audit.json")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("| suite | cases | refusal share | decline Pass@1 |")
+    assert out.startswith("## Suite audit:") and "\n| suite | cases | refusal share | decline Pass@1 |" in out
     assert "| operations/subset-v1 | 4 | 50.0 % (2/4) | 50.0 % (2/4) |" in out
     assert "| drop_read |" in out  # --kinds
     (entry,) = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
