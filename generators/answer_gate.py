@@ -30,7 +30,7 @@ class AnswerUnresolved(MantraError, ValueError):
     """An ANSWER check's read or path finds no fact on the case's database."""
 
 
-def _replayed(case: Case, domain: Domain) -> list[ToolCall]:
+def replayed(case: Case, domain: Domain) -> list[ToolCall]:
     """The oracle's plan replayed on the case's database (empty if the case has no plan: the screen says why)."""
     try:
         plan = oracle_plan(case, domain.tool_specs())
@@ -63,7 +63,7 @@ def with_answer_facts(case: Case, domain: Domain) -> Case:
     """
     if not any(isinstance(entry.check, Answer) for entry in case.checks):
         return case
-    calls = _replayed(case, domain)
+    calls = replayed(case, domain)
     checks = []
     for entry in case.checks:
         check = entry.check

@@ -8,12 +8,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from generators.answer_repair import AnswerRepairCheck
 from generators.checkgen import ChecksCheck
 from generators.exchange import ExchangeError
 from generators.llm import AnswerCheck
 from generators.mutation_audit import MutationAuditCheck
 from generators.oracle_arguments import ArgumentsCheck
-from generators.references import ReferencesCheck
+from generators.references import GoverningCheck, ReferencesCheck
 from generators.relevance import RelevanceCheck
 from generators.scenarios import ScenarioCheck
 from generators.validation import RepairCheck
@@ -22,6 +23,7 @@ from mantra_env.errors import error_path
 
 ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "document_extraction": ReferencesCheck,
+    "governing_rules": GoverningCheck,
     "tool_relevance": RelevanceCheck,
     "scenario_generation": ScenarioCheck,
     "check_generation": ChecksCheck,
@@ -33,6 +35,7 @@ ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "backward_audit": RepairCheck,
     "oracle_arguments": ArgumentsCheck,
     "mutation_audit": MutationAuditCheck,
+    "answer_repair": AnswerRepairCheck,
 }
 
 

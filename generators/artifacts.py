@@ -32,9 +32,10 @@ class ReferenceAnswer(_Answer):
     references: list[Reference] = Field(default_factory=list)
 
 
-class GoverningReferenceAnswer(ReferenceAnswer):
-    """:class:`ReferenceAnswer` plus the tools whose calls the node's rules govern wherever they are made (config
-    ``references.governing_rules``)."""
+class GoverningAnswer(_Answer):
+    """Stage ``governing_rules`` (config ``references.governing_rules``): the tools whose calls one node's rules
+    govern wherever they are made. A request of its own, so that the references stage's requests, and with them
+    the graph and the samples, stay those of a run without the key."""
 
     governs: list[str] = Field(
         default_factory=list,
@@ -42,6 +43,7 @@ class GoverningReferenceAnswer(ReferenceAnswer):
         "is made (identity checks, confirmations, hand-off policy, steps every order or ticket needs); empty when "
         "its rules apply only to its own procedure.",
     )
+    reason: str = ""
 
 
 class ToolRelevance(_Answer):

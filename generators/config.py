@@ -33,6 +33,7 @@ from mantra_env.userfiles import load_yaml, read_text
 
 STAGES = (
     "document_extraction",
+    "governing_rules",
     "tool_relevance",
     "scenario_generation",
     "check_generation",
@@ -44,10 +45,14 @@ STAGES = (
     "backward_audit",
     "oracle_arguments",
     "mutation_audit",
+    "answer_repair",
 )
-"""LLM stages. The paper's nine, plus ``backward_audit`` (the judge that decides on an over-restrictive check),
+"""LLM stages. The paper's nine, plus ``governing_rules`` (which tools a node's rules govern wherever they are
+called; ``references.governing_rules``), ``backward_audit`` (the judge that decides on an over-restrictive check),
 ``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
-``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``).
+``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``) and
+``answer_repair`` (the checks writer's ANSWER checks again, with the reads' real results;
+``checks.repair_answer_checks``).
 ``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
 resolution and ``fix_repair`` the retry of edits that did not apply."""
 
@@ -189,6 +194,12 @@ class CheckSettings(_Strict):
         description="Refuse a check whose pinned value does not fit its parameter's schema (a quoted number for "
         "an integer): the checks writer gets the problem back as a syntactic repair.",
     )
+    repair_answer_checks: bool = Field(
+        default=False,
+        description="With answer_checks: before the export, a case whose ANSWER checks name facts its database "
+        "does not hold (or that asks for information with none) goes back to the checks writer with the reads' "
+        "real results (stage answer_repair), instead of being refused. Off: such a case is refused at export.",
+    )
     lint_free_text_pins: bool = Field(
         default=False,
         description="Warn (in the checks artifact and session.log) about checks that pin a free-text "
@@ -201,10 +212,11 @@ class ReferenceSettings(_Strict):
 
     governing_rules: bool = Field(
         default=False,
-        description="The references stage also marks the tools whose calls a section's rules govern wherever they "
-        "happen (identity, confirmation, hand-off policy, steps every order needs): such a section reaches every "
-        "sample whose relevant tools it governs (tool relevance asks once more with it, and the scenario, check "
-        "and world-model writers see it in their excerpt).",
+        description="Each section is also asked (stage governing_rules, a request of its own, so the references "
+        "requests and the samples stay those of a run without the key) which tools' calls its rules govern "
+        "wherever they happen (identity, confirmation, hand-off policy, steps every order needs): such a section "
+        "reaches every sample whose relevant tools it governs (tool relevance asks once more with it, and the "
+        "scenario, check and world-model writers see it in their excerpt).",
     )
 
 

@@ -45,6 +45,7 @@ import sys
 import time
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,6 +58,7 @@ T = TypeVar("T")
 
 ROLES = {
     "document_extraction": "references",
+    "governing_rules": "references",
     "tool_relevance": "relevance",
     "scenario_generation": "scenario",
     "check_generation": "checks",
@@ -68,6 +70,7 @@ ROLES = {
     "backward_audit": "judge",
     "oracle_arguments": "scenario",
     "mutation_audit": "judge",
+    "answer_repair": "checks",
 }
 """The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
 the ``checks`` requests (and the reverse)."""
@@ -249,12 +252,25 @@ def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None)
     return [line.removeprefix("- ") for line in problem.splitlines() if line.strip()] if problem else []
 
 
-def restore(folder: ExchangeDir, recorded: Path) -> tuple[int, int]:
-    """Write every recorded answer whose answer file is missing; returns (written, already there). An answer
-    already in the folder is never overwritten (it may be newer than the recording)."""
+def selected(key: str, only: Sequence[str] = (), leave_out: Sequence[str] = ()) -> bool:
+    """Whether ``key`` matches one of the ``only`` patterns (any key when there are none) and none of
+    ``leave_out`` (shell patterns, as :mod:`fnmatch` reads them: ``check_generation/s003-*``)."""
+    return (not only or any(fnmatchcase(key, pattern) for pattern in only)) and not any(
+        fnmatchcase(key, pattern) for pattern in leave_out
+    )
+
+
+def restore(
+    folder: ExchangeDir, recorded: Path, only: Sequence[str] = (), leave_out: Sequence[str] = ()
+) -> tuple[int, int, int]:
+    """Write every recorded answer whose answer file is missing; returns (written, already there, left out). An
+    answer already in the folder is never overwritten (it may be newer than the recording). With ``only`` /
+    ``leave_out`` (:func:`selected`) a re-audit carries over the answers whose requests it keeps and asks the rest
+    anew (a sample whose checks must be rewritten leaves out its checks and everything judged after them)."""
     from generators.replay import load_fixture
 
-    planned = [(key, folder.answer_path(key), text) for key, text in load_fixture(recorded).items()]  # keys checked
+    answers = load_fixture(recorded)  # keys checked
+    planned = [(key, folder.answer_path(key), text) for key, text in answers.items() if selected(key, only, leave_out)]
     written = kept = 0
     for key, path, text in planned:
         if path.exists():
@@ -268,7 +284,7 @@ def restore(folder: ExchangeDir, recorded: Path) -> tuple[int, int]:
                 f"{path}: cannot write the answer of {key!r} ({reason}); {written} answers were written before it"
             ) from None
         written += 1
-    return written, kept
+    return written, kept, len(answers) - len(planned)
 
 
 def unfinished(data: bytes) -> bool:
@@ -298,13 +314,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     restoring = commands.add_parser("restore", help="write the answers of a recording (recorded.jsonl) as answer files")
     restoring.add_argument("dir", type=Path, help="the exchange folder")
     restoring.add_argument("recorded", type=Path, help="a recording in the replay format, e.g. RUN_DIR/recorded.jsonl")
+    restoring.add_argument(
+        "--only", action="append", default=[], metavar="PATTERN", help="restore only keys matching a pattern (repeat)"
+    )
+    restoring.add_argument(
+        "--except",
+        dest="leave_out",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out keys matching a shell pattern such as 'check_generation/s003-*' (repeat)",
+    )
     args = parser.parse_args(argv)
 
     def run() -> int:
         folder = ExchangeDir(args.dir)
         if args.command == "restore":
-            written, kept = restore(folder, args.recorded)
-            print(f"{written} answers written, {kept} already there")
+            written, kept, left_out = restore(folder, args.recorded, args.only, args.leave_out)
+            print(f"{written} answers written, {kept} already there" + (f", {left_out} left out" if left_out else ""))
             return 0
         if args.command == "pending":
             for key in folder.unanswered():

@@ -36,8 +36,8 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agents.scripted import FINAL, action_text
-from mantra_env.case import Case, load_suite
-from mantra_env.domains import load_domain
+from mantra_env.case import Case, Suite, load_suite
+from mantra_env.domains import Domain, load_domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.grading import grade_case
@@ -291,7 +291,11 @@ def _row(kind: str, s: KindScore) -> str:
 def mutation_report(folder: Path, limit: int | None = None) -> MutationReport:
     """The mutation scores of the suite in ``folder`` (its first ``limit`` cases, or all)."""
     suite = load_suite(folder)
-    domain = load_domain(suite.manifest.domain)
+    return suite_mutation_report(suite, load_domain(suite.manifest.domain), limit)
+
+
+def suite_mutation_report(suite: Suite, domain: Domain, limit: int | None = None) -> MutationReport:
+    """The mutation scores of ``suite`` on ``domain`` (its first ``limit`` cases, or all)."""
     tools = domain.episode_constants.specs
     env = MantraEnv(suite, domain)
     report = MutationReport(suite=f"{suite.manifest.domain}/{suite.manifest.name}-v{suite.manifest.version}")

@@ -22,13 +22,15 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel
 
+from generators.answer_repair import STAGE as STAGE_ANSWER_REPAIR
+from generators.answer_repair import needs_repair, repair_answers
 from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, ToolRelevance, WorldModelArtifact
 from generators.checkgen import generate_checks
 from generators.config import STAGES, GenerationConfig
@@ -461,6 +463,11 @@ class Pipeline:
             if audited is None:
                 return None
             completed, invalid = audited
+        if information is not None and self.config.checks.repair_answer_checks:
+            repaired = await self.repair_answer_checks(completed, information)
+            if repaired is None:
+                return None
+            completed = repaired
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
@@ -483,7 +490,12 @@ class Pipeline:
     def exported_stages(self) -> tuple[str, ...]:
         """The stages a case's provenance names: a gated stage only when it is on, so that a suite exported
         without it keeps its bytes."""
-        return tuple(s for s in STAGES if s != "mutation_audit" or self.config.validation.mutation_audit)
+        gated = {
+            "governing_rules": self.config.references.governing_rules,
+            "mutation_audit": self.config.validation.mutation_audit,
+            "answer_repair": self.config.checks.answer_checks and self.config.checks.repair_answer_checks,
+        }
+        return tuple(stage for stage in STAGES if gated.get(stage, True))
 
     async def mutation_audit(
         self,
@@ -518,6 +530,29 @@ class Pipeline:
             self.pending.update(pending.keys)
             return None
         return kept, {case_id: f"scenario_invalid: {why}" for case_id, why in invalid.items()}
+
+    async def repair_answer_checks(self, cases: list[Case], information: Collection[str]) -> list[Case] | None:
+        """``cases`` with the ANSWER checks that do not resolve (or are missing from an information request)
+        written again by the checks writer, who sees the reads' results (stage ``answer_repair``, config
+        ``checks.repair_answer_checks``); None while some answer is pending."""
+        written_by = STAGE_ANSWER_REPAIR if self.config.export.check_provenance else None
+
+        async def one(case: Case) -> Case | None:
+            problems = needs_repair(case, self.domain, case.id in information)
+            if not problems:
+                return case
+            scenario_id = case.id.removeprefix(f"{self.config.export.suite_name}-")
+            try:
+                return await repair_answers(self.client, case, scenario_id, self.domain, problems, written_by)
+            except AnswerPending as pending:
+                self.pending.update(pending.keys)
+            except GenerationError as error:  # unusable answers: the export refuses the case, as before
+                log.warning("answer checks of %s: %s", case.id, error)
+                return case
+            return None
+
+        repaired = await asyncio.gather(*(one(case) for case in cases))
+        return None if any(case is None for case in repaired) else [case for case in repaired if case is not None]
 
     async def complete_oracle_arguments(self, cases: list[Case]) -> list[Case] | None:
         """``cases`` with the arguments their oracle lacks asked of the scenario writer (stage

@@ -138,25 +138,22 @@ def references(node_id: str, node_text: str, toc: str, extra: dict[str, str]) ->
     ]
 
 
-GOVERNING_RULES = (
-    "Also say which tools this node's rules govern wherever in the manual they are called (`governs`): a node "
-    "whose rules apply to a class of actions, not only to its own procedure (verifying identity before any "
-    "change, confirming before any write, when to hand off or decline, steps every order or ticket needs), lists "
-    "the tools of that class, even when the procedures that call them never mention this node. A node whose rules "
-    "apply only to its own procedure leaves `governs` empty."
-)
-
-
-def governing_references(
-    node_id: str, node_text: str, toc: str, extra: dict[str, str], tools: Sequence[ToolSpec]
-) -> Messages:
-    """:func:`references` that also asks which tools the node's rules govern (config
+def governing_rules(node_id: str, node_text: str, toc: str, tools: Sequence[ToolSpec]) -> Messages:
+    """Which tools one node's rules govern wherever they are called (stage ``governing_rules``, config
     ``references.governing_rules``)."""
-    system, user = references(node_id, node_text, toc, extra)
     listing = "\n".join(f"- {spec.name} ({spec.kind}): {spec.description}" for spec in tools)
     return [
-        {"role": "system", "content": f"{system['content']} {GOVERNING_RULES}"},
-        {"role": "user", "content": f"{user['content']}\n\nTools:\n{listing}"},
+        {
+            "role": "system",
+            "content": "You read one node (a chunk) of a procedural manual and say which tools its rules govern "
+            "wherever in the manual they are called (`governs`). A node whose rules apply to a class of actions, "
+            "not only to its own procedure (verifying identity before any change, confirming before any write, "
+            "when to hand off or decline, steps every order or ticket needs), lists the tools of that class, even "
+            "when the procedures that call them never mention this node. A node whose rules apply only to its own "
+            "procedure, or that states no rule, leaves `governs` empty. Use only tool names from the list; say "
+            "briefly why in `reason`.",
+        },
+        {"role": "user", "content": f"Table of contents:\n{toc}\n\nNode {node_id}:\n{node_text}\n\nTools:\n{listing}"},
     ]
 
 

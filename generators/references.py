@@ -2,9 +2,11 @@
 
 The LLM sees one node and the table of contents and may ask to read other nodes first (``read_nodes``); it then
 lists the nodes the text refers to, explicitly or implicitly. Unknown ids, self references and the node's own
-parent or children are sent back to it by the repair loop. With config ``references.governing_rules`` the node
-also names the tools whose every call its rules govern (:class:`GoverningReferenceAnswer`); the graph stores
-them (``Chunk.governs``) and the pipeline shows such a node to every sample whose tools it governs.
+parent or children are sent back to it by the repair loop. With config ``references.governing_rules`` each node
+is also asked, in a request of its own (stage ``governing_rules``, :class:`GoverningAnswer`), which tools its rules
+govern wherever they are called; the graph stores them (``Chunk.governs``) and the pipeline shows such a node to
+every sample whose tools it governs. The references requests are the same with or without the key, so a run that
+switches it on keeps the graph, and the samples, of the recording it continues.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from generators import prompts
-from generators.artifacts import GoverningReferenceAnswer, ReferenceAnswer
+from generators.artifacts import GoverningAnswer, ReferenceAnswer
 from generators.document import DocumentGraph, Edge
 from generators.exchange import gather_all
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
@@ -29,19 +31,12 @@ class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
     node_id: str
     known: list[str]
     related: list[str]
-    tool_names: list[str] | None = None
-    """The domain's tools when governing rules are asked for (config ``references.governing_rules``), else None."""
 
     def output(self) -> type[ReferenceAnswer]:
-        return ReferenceAnswer if self.tool_names is None else GoverningReferenceAnswer
+        return ReferenceAnswer
 
     def check(self, value: ReferenceAnswer) -> ReferenceAnswer:
         problems = []
-        if isinstance(value, GoverningReferenceAnswer) and self.tool_names is not None:
-            for tool in value.governs:
-                if tool not in self.tool_names:
-                    hint = did_you_mean(tool, self.tool_names) or "tools: " + ", ".join(self.tool_names)
-                    problems.append(f"governs names {tool!r}, which is not a tool; {hint}")
         for wanted in [*value.read_nodes, *(ref.target for ref in value.references)]:
             if wanted not in self.known:
                 hint = did_you_mean(wanted, self.known) or "ids look like c03"
@@ -56,12 +51,32 @@ class ReferencesCheck(AnswerCheck[ReferenceAnswer]):
         return value
 
     def statement(self) -> str:
-        governs = "" if self.tool_names is None else ", and whose governs lists only tool names of the list"
         return (
             "one JSON object fitting the schema whose read_nodes and reference targets are node ids of the table of "
             f"contents, other than {self.node_id} itself and its parent or children ({', '.join(self.related) or '-'})"
-            + governs
         )
+
+
+class GoverningCheck(AnswerCheck[GoverningAnswer]):
+    """Stage ``governing_rules``: ``governs`` names tools of the domain."""
+
+    tool_names: list[str]
+
+    def output(self) -> type[GoverningAnswer]:
+        return GoverningAnswer
+
+    def check(self, value: GoverningAnswer) -> GoverningAnswer:
+        problems = []
+        for tool in value.governs:
+            if tool not in self.tool_names:
+                hint = did_you_mean(tool, self.tool_names) or "tools: " + ", ".join(self.tool_names)
+                problems.append(f"governs names {tool!r}, which is not a tool; {hint}")
+        if problems:
+            raise RepairNeeded.listing(problems)
+        return value
+
+    def statement(self) -> str:
+        return "one JSON object fitting the schema whose governs lists only tool names of the list"
 
 
 async def find_references(
@@ -97,24 +112,29 @@ async def _node_references(
 ) -> tuple[list[Edge], list[str]]:
     node = graph.node(node_id)
     related = sorted(nid for nid in {node.parent, *node.children} if nid is not None)
-    names = None if governing_tools is None else [spec.name for spec in governing_tools]
-    check = ReferencesCheck(node_id=node_id, known=[n.id for n in graph.nodes], related=related, tool_names=names)
-
-    def messages(extra: dict[str, str]) -> prompts.Messages:
-        if governing_tools is None:
-            return prompts.references(node_id, node.text, toc, extra)
-        return prompts.governing_references(node_id, node.text, toc, extra, governing_tools)
-
+    check = ReferencesCheck(node_id=node_id, known=[n.id for n in graph.nodes], related=related)
     extra: dict[str, str] = {}
-    answer = await client.generate("document_extraction", node_id, messages(extra), check)
+    answer = await client.generate(
+        "document_extraction", node_id, prompts.references(node_id, node.text, toc, extra), check
+    )
     reads = 0
     while answer.read_nodes and not answer.references and reads < MAX_READS:
         reads += 1
         extra.update({nid: graph.node(nid).text for nid in answer.read_nodes if nid != node_id})
-        answer = await client.generate("document_extraction", f"{node_id}/read{reads}", messages(extra), check)
+        answer = await client.generate(
+            "document_extraction", f"{node_id}/read{reads}", prompts.references(node_id, node.text, toc, extra), check
+        )
     edges = [
         Edge(source=node_id, target=ref.target, kind="reference", explicit=ref.explicit, note=ref.reason)
         for ref in answer.references
     ]
-    governs = answer.governs if isinstance(answer, GoverningReferenceAnswer) else []
-    return edges, [name for name in names or [] if name in governs]  # the domain's tool order, no duplicates
+    if governing_tools is None:
+        return edges, []
+    names = [spec.name for spec in governing_tools]
+    ruled = await client.generate(
+        "governing_rules",
+        node_id,
+        prompts.governing_rules(node_id, node.text, toc, governing_tools),
+        GoverningCheck(tool_names=names),
+    )
+    return edges, [name for name in names if name in ruled.governs]  # the domain's tool order, no duplicates

@@ -19,7 +19,9 @@ validated-by-round curves (:mod:`graders.generation`). The suites are those the 
 suite name); a run's suite that can no longer be found is left out with a note. Hand-written suites
 (``written``/``validated``/``final``) have none of these. Every suite found whose domain loads, generated or not,
 gets its refusal share (:mod:`graders.refusals`: the cases whose stored oracle plan writes nothing, the Pass@1 of
-the scripted ``decline`` baseline; cases without a stored plan are counted as n/a).
+the scripted ``decline`` baseline; cases without a stored plan are counted as n/a). ``--audit FILE`` (written by
+``mantra audit SUITE... --json FILE``) adds the suite audit table: refusal share, the floor baselines, checks per
+case and the mutation scores (:mod:`graders.suite_audit`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from graders.leaderboard import (
     overall_table,
 )
 from graders.refusals import RefusalShare, refusal_share
+from graders.suite_audit import AuditRow, audit_table, load_audit
 from graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
 from mantra_env.case import Suite
 from mantra_env.cli import command_parser, run_command
@@ -74,6 +77,8 @@ class Report:
     generation: list[GenerationRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     refusals: list[RefusalShare] = field(default_factory=list)
+    audit: list[AuditRow] = field(default_factory=list)
+    """Rows of ``mantra audit --json`` files given with ``--audit``."""
 
     def tables(self) -> list[Table]:
         """Every table of the report, in order (the notebooks display the same objects)."""
@@ -86,6 +91,8 @@ class Report:
             found.append(comparison_table(self.comparisons))
         if self.refusals:
             found.append(make_table(REFUSAL_TITLE, REFUSAL_COLUMNS, self.refusals))
+        if self.audit:
+            found.append(audit_table(self.audit))
         if self.generation:
             found += [*generation_tables(self.generation), rounds_table(self.generation)]
         return found
@@ -224,9 +231,11 @@ def build_report(
     k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
+    audits: Sequence[Path] = (),
 ) -> Report:
-    """Gather every table and series of the report from the store (and the suites' manifests and cases); ``k``
-    defaults to the runs' attempts (:func:`graders.analysis.run_k`)."""
+    """Gather every table and series of the report from the store (and the suites' manifests and cases, and the
+    ``mantra audit --json`` files ``audits``); ``k`` defaults to the runs' attempts
+    (:func:`graders.analysis.run_k`)."""
     all_runs = [str(r[0]) for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
     if run_ids:
         missing = sorted(set(run_ids) - set(all_runs))
@@ -251,6 +260,7 @@ def build_report(
         found.generation,
         found.notes,
         found.refusals,
+        [row for path in audits for row in load_audit(path)],
     )
 
 
@@ -314,9 +324,10 @@ def write_report(
     k: int | None = None,
     suites: Sequence[str] = (),
     prices: Prices | None = None,
+    audits: Sequence[Path] = (),
 ) -> dict[str, Path]:
     """Write report.md, report.html and the figures; returns the main paths."""
-    report = build_report(store, run_ids, k, suites, prices)
+    report = build_report(store, run_ids, k, suites, prices, audits)
     try:
         return _write_files(report, out)
     except OSError as error:
@@ -398,6 +409,15 @@ def main(argv: list[str] | None = None) -> int:
         help="dollars per million input and output tokens of a model (as the runs store it, or the litellm model "
         "string of its alias), for the cost column (repeatable; without it cost is n/a; a model of no run is refused)",
     )
+    parser.add_argument(
+        "--audit",
+        action="append",
+        dest="audits",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="a `mantra audit SUITE... --json FILE` file whose suite audit table to show (repeatable)",
+    )
     args = parser.parse_args(argv)
     matplotlib.use("Agg")  # the CLI only writes files; a notebook keeps its own (inline) backend
     if args.k is not None and args.k < 1:
@@ -416,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"snapshot {store.snapshot}); run the report again for later ones",
                     file=sys.stderr,
                 )
-            paths = write_report(store, args.out, args.runs, args.k, args.suites, prices)
+            paths = write_report(store, args.out, args.runs, args.k, args.suites, prices, args.audits)
         print(f"wrote {paths['markdown']}, {paths['html']} and figures in {paths['figures']}")
         return 0
 

@@ -34,6 +34,7 @@ VERBS: dict[str, Verb] = {
         "mantra_cli.rejection", "sample k rollouts per case, keep the passing ones and the oracle's: an SFT dataset"
     ),
     "author": Verb("mantra_env.authoring", "build suites from hand-written YAML sources, validated by the solver"),
+    "audit": Verb("mantra_cli.audit", "a suite's refusal share, floor baselines, checks per case and mutation scores"),
     "validate": Verb("mantra_cli.validate", "re-check a suite's cases with the solver: still valid, unknown or broken"),
     "view": Verb("viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
     "review": Verb("generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"),

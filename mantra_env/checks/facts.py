@@ -32,7 +32,9 @@ _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+|\*)\]")
 
 
 def resolve_path(result: Any, path: str) -> list[Any]:
-    """The values at ``path`` in ``result`` (one per element a ``[*]`` selects, in order).
+    """The values at ``path`` in ``result`` (one per element a ``[*]`` selects, in order). ``[k]`` is the k-th
+    element of a list or the value under the key ``"k"`` of a mapping (records keyed by numeric ids, such as a
+    product's variants); ``[*]`` is every element of a list or every value of a mapping, in its order.
 
     Raises:
         CheckValueError: naming the step of the path that the result does not have.
@@ -48,8 +50,15 @@ def resolve_path(result: Any, path: str) -> list[Any]:
                     if not isinstance(value, dict) or name not in value:
                         raise CheckValueError(f"answer path {path!r}: {where} has no field {name!r}")
                     following.append(value[name])
+                elif isinstance(value, dict):  # a mapping keyed by ids (variants by item id): [k] is a key
+                    if index == "*":
+                        following.extend(value.values())
+                    elif index not in value:
+                        raise CheckValueError(f"answer path {path!r}: {where} has no key {index!r}")
+                    else:
+                        following.append(value[index])
                 elif not isinstance(value, list):
-                    raise CheckValueError(f"answer path {path!r}: {where} is not a list")
+                    raise CheckValueError(f"answer path {path!r}: {where} is not a list or a mapping")
                 elif index == "*":
                     following.extend(value)
                 elif int(index) >= len(value):

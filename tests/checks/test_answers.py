@@ -218,13 +218,34 @@ def test_paths_resolve_fields_indexes_and_every_element() -> None:
     for path, message in [
         ("flights[2].date", "2 elements"),
         ("flights[*].gate", "no field 'gate'"),
-        ("n[0]", "not a list"),
+        ("n[0]", "not a list or a mapping"),
         ("flights", "not a fact"),
     ]:
         with pytest.raises(CheckValueError, match=message):
             resolve_path(result, path)
     with pytest.raises(CheckValueError, match="selects no value"):
         resolve_path({"flights": []}, "flights[*].date")
+
+
+def test_paths_look_up_mappings_keyed_by_ids() -> None:
+    # A product's variants are keyed by item id (digits), a user's payment methods by method id.
+    product = {"variants": {"1001": {"price": 10.5, "available": True}, "2002": {"price": 12, "available": False}}}
+    assert resolve_path(product, "variants[2002].price") == [12]
+    assert resolve_path(product, "variants[*].price") == [10.5, 12]  # every value, in the mapping's order
+    assert (
+        Answer.model_validate(
+            {
+                "read": {"op": "call", "tool": "get_product_details", "args": {}},
+                "path": "variants[1001].price",
+                "kind": "money",
+            }
+        ).path
+        == "variants[1001].price"
+    )
+    with pytest.raises(CheckValueError, match="has no key '3003'"):
+        resolve_path(product, "variants[3003].price")
+    with pytest.raises(CheckValueError, match="not a list or a mapping"):
+        resolve_path({"n": 2}, "n[0]")
 
 
 # --- rewards ---------------------------------------------------------------------------------------------------------

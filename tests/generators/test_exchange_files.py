@@ -194,3 +194,27 @@ def test_n6_a_request_path_that_is_a_folder_is_one_line(tmp_path: Path, capsys: 
         folder.ask({"key": KEY})
     code, err = _command(["check", str(tmp_path), KEY], capsys)
     assert (code, err) == (2, f"error: {folder.request_path(KEY)}: cannot read the request: Is a directory\n")
+
+
+def test_restore_carries_over_only_the_selected_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A re-audit keeps a recording's answers where its requests stay and asks the rest anew: a sample whose checks
+    # are rewritten leaves out its checks and what was judged after them.
+    keys = [
+        "scenario_generation/s003#0",
+        "check_generation/s003-0#0",
+        "backward_audit/s003-0#0",
+        "check_generation/s004-1#0",
+    ]
+    lines = "".join(json.dumps({"key": key, "response": "{}"}) + "\n" for key in keys)
+    recording = _recording(tmp_path, lines.encode())
+    target = tmp_path / "exchange"
+    argv = ["restore", str(target), str(recording), "--except", "check_generation/s003-*", "--except", "*_audit/s003-*"]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert exchange_main(argv) == 0
+    assert printed.getvalue() == "2 answers written, 0 already there, 2 left out\n"
+    folder = ExchangeDir(target)
+    assert [key for key in keys if folder.answer_path(key).exists()] == [keys[0], keys[3]]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert exchange_main(["restore", str(target), str(recording), "--only", "backward_audit/*"]) == 0
+    assert printed.getvalue() == "1 answers written, 0 already there, 3 left out\n"
+    assert folder.answer_path(keys[2]).exists() and not folder.answer_path(keys[1]).exists()

@@ -27,7 +27,7 @@ from generators.config import (
 from generators.document import GOVERNING_HEADING, DocumentGraph
 from generators.export import export_suite, outcome_counts
 from generators.pipeline import run_pipeline
-from generators.references import ReferencesCheck
+from generators.references import GoverningCheck, ReferencesCheck
 from generators.replay import PROVIDER
 from mantra_env.case import Case, load_suite
 from mantra_env.domains import Domain, load_domain
@@ -108,17 +108,39 @@ def test_without_the_key_the_governing_section_stays_out(tmp_path: Path, monkeyp
     assert not any("governing" in key for key in PROVIDER.served)
 
 
-def test_the_references_prompt_and_schema_change_only_with_the_key() -> None:
+def test_the_references_requests_are_the_same_with_the_key() -> None:
+    """The key asks a request of its own; the references stage's requests (and so the graph and the samples of a
+    recording a re-audit continues) do not change."""
     tools = load_domain("operations").tool_specs()
-    off = ReferencesCheck(node_id="c01", known=["c00", "c01"], related=[])
-    on = ReferencesCheck(node_id="c01", known=["c00", "c01"], related=[], tool_names=[t.name for t in tools])
-    assert "governs" not in json.dumps(off.output().model_json_schema())
-    assert "governs" in json.dumps(on.output().model_json_schema())
-    plain = prompts.references("c01", "text", "toc", {})
-    assert "governs" not in json.dumps(plain)
-    assert prompts.governing_references("c01", "text", "toc", {}, tools)[0]["content"].startswith(plain[0]["content"])
+    check = ReferencesCheck(node_id="c01", known=["c00", "c01"], related=[])
+    assert "governs" not in json.dumps(check.output().model_json_schema())
+    assert "governs" not in json.dumps(prompts.references("c01", "text", "toc", {}))
+    asked = prompts.governing_rules("c01", "text", "toc", tools)
+    assert "governs" in asked[0]["content"] and "create_purchase_order" in asked[1]["content"]
+    governing = GoverningCheck(tool_names=[t.name for t in tools])
+    assert "governs" in json.dumps(governing.output().model_json_schema())
     with pytest.raises(Exception, match="not a tool; did you mean 'create_purchase_order'"):
-        on.check(on.output().model_validate({"governs": ["create_purchase_ordr"]}))
+        governing.check(governing.output().model_validate({"governs": ["create_purchase_ordr"]}))
+
+
+@pytest.mark.slow  # two pipeline runs on recorded answers
+def test_the_key_keeps_the_graph_and_the_samples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _run(_config("responses-off.yaml"), tmp_path / "off", monkeypatch)
+    off_served = [key for key in PROVIDER.served if key.startswith("document_extraction/")]
+    PROVIDER.served.clear()
+    _run(_config("responses-on.yaml", references=ReferenceSettings(governing_rules=True)), tmp_path / "on", monkeypatch)
+    assert [key for key in PROVIDER.served if key.startswith("document_extraction/")] == off_served
+    assert sorted(key for key in PROVIDER.served if key.startswith("governing_rules/")) == [
+        f"governing_rules/c0{i}#0" for i in range(3)
+    ]
+    graphs = [
+        DocumentGraph.model_validate_json((tmp_path / run / "graph" / "graph.json").read_text("utf-8"))
+        for run in ("off", "on")
+    ]
+    assert graphs[0].edges == graphs[1].edges
+    assert [chunk.model_copy(update={"governs": []}) for chunk in graphs[1].nodes] == graphs[0].nodes
+    samples = [(tmp_path / run / "samples" / "samples.json").read_text("utf-8") for run in ("off", "on")]
+    assert samples[0] == samples[1]
 
 
 @pytest.mark.slow  # a pipeline run on recorded answers (litellm's import alone takes seconds)

@@ -1,5 +1,6 @@
 """The report's numbers equal the metric functions' output; files exist; bad input is a clear error."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,27 @@ def test_importing_the_figures_leaves_the_backend_alone() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "svg"
+
+
+def test_audit_file_gives_the_suite_audit_table(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--audit FILE`` shows the table ``mantra audit`` printed (one definition: graders.suite_audit)."""
+    entry = {
+        "suite": "retail/generated-v3", "cases": 80, "refusals": 46, "baseline_passed": {"decline": 46, "read-all": 23},
+        "checks_per_case": 5.14, "independent_checks_per_case": 5.0, "answer_checked": 0, "wrong_mutants": 242,
+        "wrong_failed_by_checks": 239, "wrong_failed": 242, "variants": 89, "variants_passed": 89,
+    }  # fmt: skip
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps([entry]))
+    out = tmp_path / "report"
+    assert main(["--db", str(db), "--out", str(out), "--audit", str(audit)]) == 0
+    markdown = (out / "report.md").read_text()
+    assert "## Suite audit:" in markdown
+    assert (
+        "| retail/generated-v3 | 80 | 57.5 % (46/80) | 57.5 % (46/80) | 28.8 % (23/80) | 5.14 (5.00) | 0 "
+        "| 98.8 % (239/242) | 100.0 % (242/242) | 100.0 % (89/89) |"
+    ) in markdown
+    assert "Suite audit" in (out / "report.html").read_text()
+    audit.write_text(json.dumps([{"suite": "x"}]))
+    assert main(["--db", str(db), "--out", str(out), "--audit", str(audit)]) == 2
+    err = capsys.readouterr().err
+    assert "entry 0 is not an audit of a suite" in err and "mantra audit SUITE... --json FILE" in err

@@ -32,6 +32,7 @@ def test_help_lists_every_verb_with_one_line(capsys: pytest.CaptureFixture[str])
         "view",
         "review",
         "author",
+        "audit",
         "validate",
         "suites",
         "schemas",

@@ -1,0 +1,184 @@
+"""Stage ``answer_repair`` (config ``checks.repair_answer_checks``): ANSWER checks that name facts the case's
+database does not hold are sent back to the checks writer with the reads' real results.
+
+The checks writer names an ANSWER check's read and path without seeing a result, so a path is a guess at the
+result's shape (``payment_history[0].amount``, ``variants[1001].price``); a path the result does not have, or a
+request that asks to be told facts with no ANSWER check at all, made the export refuse the case
+(``answer_unresolved``, ``missing_answer_check``), losing exactly the information requests the ANSWER checks are
+for. Before the export, such a case's writer gets one request (``answer_repair/<scenario id>``, role ``checks``):
+the scenario, its ANSWER checks with what is wrong with each, and the JSON result of every read they name (or of
+the reads of the oracle's plan, when there are none), as the compliant run sees them on the case's database. The
+answer lists the case's ANSWER checks anew; each must resolve on those results (the answer check says which does
+not), and they replace the case's old ones. ANSWER checks are outside the trace formula, so the case's validation
+stands as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from generators.answer_gate import AnswerUnresolved, replayed, with_answer_facts
+from generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from generators.prompts import SINGLE_TURN, Messages, check_language
+from mantra_env.case import Case, CaseCheck
+from mantra_env.checks import Answer, call_matches, parse_check
+from mantra_env.domains import Domain, load_domain
+from mantra_env.errors import MantraError
+from mantra_env.trace import ToolCall
+
+STAGE = "answer_repair"
+RESULT_CHARS = 6_000
+"""How much of one read's JSON result the request shows (a long order history is cut, with a note)."""
+
+
+class AnswerChecks(BaseModel):
+    """The answer: the case's ANSWER checks, in the check language's text form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answers: list[str] = Field(
+        description="The ANSWER checks, one per fact the customer asked to be told, e.g. ANSWER CALL "
+        'get_order_details(order_id="#W1").status AS enum'
+    )
+
+
+class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
+    """Each answer parses as an ANSWER check whose read is a read tool of the domain and whose path resolves on
+    the case's database (as the export resolves it)."""
+
+    case: Case
+    domain: str
+
+    @cached_property
+    def _domain(self) -> Domain:
+        return load_domain(self.domain)
+
+    def output(self) -> type[AnswerChecks]:
+        return AnswerChecks
+
+    def check(self, value: AnswerChecks) -> AnswerChecks:
+        problems = []
+        if not value.answers:
+            problems.append("give at least one ANSWER check: the customer asked to be told something")
+        reads = {spec.name for spec in self._domain.tool_specs() if spec.kind == "read"}
+        for k, text in enumerate(value.answers):
+            try:
+                parsed = parse_check(text)
+            except MantraError as error:
+                problems.append(f"answers[{k}]: {error}")
+                continue
+            if not isinstance(parsed, Answer):
+                problems.append(f"answers[{k}] is not an ANSWER check; write ANSWER CALL read(args).path AS kind")
+            elif parsed.read.tool not in reads:
+                problems.append(f"answers[{k}]: {parsed.read.tool!r} is not a read tool of the domain")
+            else:
+                trial = self.case.model_copy(update={"checks": [CaseCheck(id="answer", check=parsed)]})
+                try:
+                    with_answer_facts(trial, self._domain)
+                except AnswerUnresolved as error:
+                    problems.append(f"answers[{k}]: {str(error).removeprefix('check answer: ')}")
+        if problems:
+            raise RepairNeeded.listing(problems)
+        return value
+
+    def statement(self) -> str:
+        return "one JSON object fitting the schema whose answers are ANSWER checks resolving on the results shown"
+
+
+def needs_repair(case: Case, domain: Domain, asks_for_information: bool) -> list[str]:
+    """What is wrong with ``case``'s ANSWER checks (empty: nothing): each that does not resolve, or none at all
+    when the request asks to be told facts."""
+    answers = [entry for entry in case.checks if isinstance(entry.check, Answer)]
+    if not answers:
+        return ["the request asks to be told facts, but no ANSWER check grades them"] if asks_for_information else []
+    problems = []
+    for entry in answers:
+        try:
+            with_answer_facts(case.model_copy(update={"checks": [entry]}), domain)
+        except AnswerUnresolved as error:
+            problems.append(str(error))
+    return problems
+
+
+def _shown(call: ToolCall) -> str:
+    text = json.dumps(call.result if call.error is None else {"error": call.error.message}, ensure_ascii=False)
+    if len(text) > RESULT_CHARS:
+        text = text[:RESULT_CHARS] + f" ... (cut: {len(text)} characters in all)"
+    return f"{call.tool}({json.dumps(call.args, ensure_ascii=False)}) returned:\n{text}"
+
+
+def _reads(case: Case, domain: Domain) -> list[ToolCall]:
+    """The results the writer needs: every read an ANSWER check names (from the compliant run's replay when it
+    makes that read, else run alone on the case's database), then the compliant run's other reads."""
+    kinds = {spec.name: spec.kind for spec in domain.tool_specs()}
+    run = [call for call in replayed(case, domain) if kinds.get(call.tool) == "read"]
+    shown: list[ToolCall] = []
+    for entry in case.checks:
+        if isinstance(entry.check, Answer) and kinds.get(entry.check.read.tool) == "read":
+            read = entry.check.read
+            found = next((call for call in reversed(run) if call_matches(read, call)), None)
+            if found is None:
+                toolkit = domain.toolkit(domain.fresh_database(case.database_patch))
+                result, error = toolkit.execute(read.tool, dict(read.args))
+                found = ToolCall(step=len(shown), tool=read.tool, args=dict(read.args), result=result, error=error)
+            shown.append(found)
+    for call in run:
+        if not any(c.tool == call.tool and c.args == call.args for c in shown):
+            shown.append(call)
+    return shown
+
+
+def prompt(case: Case, domain: Domain, problems: Sequence[str]) -> Messages:
+    answers = [entry.text for entry in case.checks if isinstance(entry.check, Answer)]
+    results = "\n\n".join(_shown(call) for call in _reads(case, domain)) or "(the compliant run makes no read)"
+    return [
+        {
+            "role": "system",
+            "content": "You wrote the checks of a test scenario for an agent that follows a manual with tools. The "
+            "customer asks to be told facts, and ANSWER checks say which: each names a read, a path into that read's "
+            "JSON result and the fact's kind; the pipeline then reads the expected value from the database. Some of "
+            "yours cannot be resolved, or are missing. Below are the real results of the reads, as a compliant run "
+            "sees them. List the case's ANSWER checks anew: one per fact the customer asked to be told, each with "
+            "a path the result has (fields, [k] for a list's k-th element or a mapping's key, [*] for every "
+            "element). Never free text (names, addresses): only date, time, money, number, identifier or enum. "
+            + SINGLE_TURN
+            + "\n\n"
+            + check_language(True),
+        },
+        {
+            "role": "user",
+            "content": f"Scenario prompt:\n{case.scenario.prompt}\n\nYour ANSWER checks:\n"
+            + ("\n".join(answers) or "(none)")
+            + "\n\nWhat is wrong:\n"
+            + "\n".join(f"- {problem}" for problem in problems)
+            + f"\n\nResults of the reads:\n{results}",
+        },
+    ]
+
+
+async def repair_answers(
+    client: LLMClient, case: Case, scenario_id: str, domain: Domain, problems: Sequence[str], written_by: str | None
+) -> Case:
+    """``case`` with its ANSWER checks replaced by the writer's (ids ``answer_1``, ...; ``written_by`` when the
+    export records provenance).
+
+    Raises:
+        AnswerPending: an exchange writer has not answered yet.
+        GenerationError: the writer kept giving unusable answers.
+    """
+    check = AnswerRepairCheck(case=case, domain=domain.name)
+    answer = await client.generate(STAGE, scenario_id, prompt(case, domain, problems), check)
+    kept = [entry for entry in case.checks if not isinstance(entry.check, Answer)]
+    taken = {entry.id for entry in kept}
+    fresh: list[CaseCheck] = []
+    for text in answer.answers:
+        number = len(fresh) + 1
+        while f"answer_{number}" in taken:
+            number += 1
+        taken.add(f"answer_{number}")
+        fresh.append(CaseCheck(id=f"answer_{number}", check=parse_check(text), written_by=written_by))
+    return case.model_copy(update={"checks": [*kept, *fresh]})

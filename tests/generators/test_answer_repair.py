@@ -1,0 +1,105 @@
+"""Stage ``answer_repair`` (config ``checks.repair_answer_checks``): an ANSWER check whose path the read's result
+does not have, or an information request with no ANSWER check, goes back to the checks writer with the reads' real
+results, and the writer's checks replace the old ones, instead of the export refusing the case."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+
+from generators.answer_gate import answer_gate
+from generators.answer_repair import STAGE, AnswerChecks, AnswerRepairCheck, needs_repair, repair_answers
+from generators.config import STAGES, GenerationConfig
+from generators.exchange import ROLES
+from generators.llm import AnswerCheck, RepairNeeded
+from mantra_env.case import Case, CaseCheck, Scenario
+from mantra_env.checks import Answer
+from mantra_env.domains import load_domain
+
+DOMAIN = load_domain("airline")
+READ = 'CALL get_reservation_details(reservation_id="BW0ESI")'
+GUESSED = f"ANSWER {READ}.flight_dates[*] AS date"  # the writer's guess at the result's shape
+RIGHT = f"ANSWER {READ}.flights[*].date AS date"
+
+
+def _case(*answers: str) -> Case:
+    return Case(
+        id="generated-s000-1",
+        domain="airline",
+        scenario=Scenario(prompt="When do I fly on reservation BW0ESI?", internal={}),
+        checks=[CaseCheck(id="read", check=READ)] + [CaseCheck(id=f"fact{k}", check=a) for k, a in enumerate(answers)],
+        world_model="(model (goal true))",
+    )
+
+
+class Writer:
+    """A checks writer that answers each request with the next of ``answers`` (checked as the pipeline checks)."""
+
+    def __init__(self, *answers: list[str]) -> None:
+        self.answers, self.asked = list(answers), []  # type: list[list[str]], list[tuple[str, str, Any]]
+
+    async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+        self.asked.append((stage, subject, messages))
+        return answer.check(AnswerChecks(answers=self.answers.pop(0)))
+
+
+def test_a_guessed_path_goes_back_with_the_reads_result_and_the_rewritten_check_resolves() -> None:
+    case = _case(GUESSED)
+    problems = needs_repair(case, DOMAIN, asks_for_information=True)
+    assert len(problems) == 1 and "no field 'flight_dates'" in problems[0]
+    assert answer_gate([case], DOMAIN, {case.id})[1][case.id][0] == "answer_unresolved"  # refused without repair
+
+    writer = Writer([RIGHT])
+    repaired = asyncio.run(repair_answers(writer, case, "s000-1", DOMAIN, problems, "answer_repair"))  # type: ignore[arg-type]
+    ((stage, subject, messages),) = writer.asked
+    assert (stage, subject) == (STAGE, "s000-1")
+    shown = messages[1]["content"]
+    assert GUESSED in shown and "no field 'flight_dates'" in shown
+    assert '"flights": [' in shown and '"date": "2026-05-24"' in shown  # the read's real result
+    assert [entry.id for entry in repaired.checks] == ["read", "answer_1"]
+    assert repaired.checks[1].written_by == "answer_repair" and repaired.checks[0] == case.checks[0]
+    kept, refused = answer_gate([repaired], DOMAIN, {case.id})
+    assert not refused
+    (fact,) = [entry.check for entry in kept[0].checks if isinstance(entry.check, Answer)]
+    assert fact.expected == ("2026-05-24",)
+    assert not needs_repair(repaired, DOMAIN, asks_for_information=True)
+
+
+def test_an_information_request_without_an_answer_check_asks_for_one() -> None:
+    case = _case()
+    assert needs_repair(case, DOMAIN, asks_for_information=True) == [
+        "the request asks to be told facts, but no ANSWER check grades them"
+    ]
+    assert needs_repair(case, DOMAIN, asks_for_information=False) == []
+    repaired = asyncio.run(repair_answers(Writer([RIGHT]), case, "s000-1", DOMAIN, ["none"], None))  # type: ignore[arg-type]
+    assert [entry.id for entry in repaired.checks] == ["read", "answer_1"]
+    assert repaired.checks[1].written_by is None  # no provenance without export.check_provenance
+
+
+@pytest.mark.parametrize(
+    ("answers", "problem"),
+    [
+        ([], "give at least one ANSWER check"),
+        ([GUESSED], "no field 'flight_dates'"),
+        ([READ], "is not an ANSWER check"),
+        (['ANSWER CALL cancel_reservation(reservation_id="BW0ESI").status AS enum'], "not a read tool"),
+        (["ANSWER CALL get_reservation_details("], "answers[0]: check text, line 1"),
+    ],
+)
+def test_the_answer_check_names_each_problem(answers: list[str], problem: str) -> None:
+    check = AnswerRepairCheck(case=_case(GUESSED), domain="airline")
+    with pytest.raises(RepairNeeded, match=re.escape(problem)):
+        check.check(AnswerChecks(answers=answers))
+    assert check.check(AnswerChecks(answers=[RIGHT])).answers == [RIGHT]
+
+
+def test_the_request_context_round_trips_and_the_stage_is_gated() -> None:
+    check = AnswerRepairCheck(case=_case(GUESSED), domain="airline")
+    again = AnswerRepairCheck.model_validate(json.loads(check.model_dump_json()))
+    assert again.check(AnswerChecks(answers=[RIGHT])).answers == [RIGHT]
+    assert STAGE in STAGES and ROLES[STAGE] == "checks"
+    assert GenerationConfig.model_fields["checks"].default_factory().repair_answer_checks is False  # type: ignore[misc]
