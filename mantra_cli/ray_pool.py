@@ -16,6 +16,7 @@ task run again, up to :data:`MAX_RETRIES` times.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import os
@@ -25,16 +26,19 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
 from mantra_env.domains.discovery import PATH_VARIABLE, domain_sources
 from mantra_env.errors import MantraError
+from mantra_env.offload import Offload
 
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 INSTALL_HINT = "install the extra mantra-env[ray] (pip install 'mantra-env[ray]')"
 MAX_RETRIES = 3
@@ -59,12 +63,12 @@ def import_ray() -> ModuleType:
     return ray
 
 
-def _apply(fn: Callable[[T], R], item: T) -> R:
-    """What a worker runs: ``fn(item)``, with the staged domains found from the task's working directory."""
+def _apply(fn: Callable[..., R], *args: Any) -> R:
+    """What a worker runs: ``fn(*args)``, with the staged domains found from the task's working directory."""
     staged = os.environ.get(PATH_VARIABLE, "")
     if staged == STAGED_DOMAINS:  # relative to the runtime environment's working directory, the worker's cwd
         os.environ[PATH_VARIABLE] = str(Path(staged).resolve())
-    return fn(item)
+    return fn(*args)
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class RayWorkers:
 
     task: Any
     """:func:`_apply` as a Ray remote function (with its retries)."""
+    shared: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+    """``id(value)`` -> (the value, kept alive; its object reference) for :meth:`call`'s ``shared`` values."""
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
         """``fn(item)`` for each item, computed on the workers, yielded in the items' order as each is ready;
@@ -87,28 +93,33 @@ class RayWorkers:
             for ref in refs:
                 ray.cancel(ref)  # a finished task's cancel does nothing
 
-    async def call(self, fn: Callable[[T], R], item: T) -> R:
-        """``fn(item)`` on a worker, awaited (as :func:`asyncio.to_thread` would run it here)."""
+    async def call(self, fn: Callable[[S, T], R], shared: S, item: T) -> R:
+        """``fn(shared, item)`` on a worker, awaited (an :class:`~mantra_env.offload.Offload`); ``shared`` goes to
+        Ray's object store once, however many calls name it."""
         ray = import_ray()
-        ref = self.task.remote(by_module(fn), item)
+        held = self.shared.get(id(shared))
+        if held is None or held[0] is not shared:
+            held = self.shared[id(shared)] = (shared, ray.put(shared))
+        ref = self.task.remote(by_module(fn), held[1], item)
         try:
             await asyncio.wrap_future(ref.future())
         except asyncio.CancelledError:
             ray.cancel(ref)
             raise
         except Exception:
-            pass  # _result names it
-        return _result(ray, ref)
+            pass  # _result says what went wrong
+        result: R = _result(ray, ref)
+        return result
 
 
-def by_module(fn: Callable[[T], R]) -> Callable[[T], R]:
+def by_module(fn: F) -> F:
     """``fn`` as its module's attribute when that module runs as ``__main__`` (``python -m mantra_cli.validate``),
     so that it is sent by name; a worker has no such ``__main__``."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     if getattr(fn, "__module__", None) != "__main__" or spec is None:
         return fn
-    found: Callable[[T], R] = getattr(importlib.import_module(spec.name), fn.__qualname__)
+    found: F = getattr(importlib.import_module(spec.name), fn.__qualname__)
     return found
 
 
@@ -209,3 +220,26 @@ def _init(
         raise RayError(
             f"--ray {address}: cannot connect ({error}); is a cluster running there (`ray start --head`)?"
         ) from None
+
+
+def add_ray_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--ray [ADDRESS]`` on a command's ``parser``; ``what``: what goes to the workers, and what stays."""
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help=f"{what} on Ray workers (the extra mantra-env[ray]): a new local Ray without ADDRESS, or the cluster at "
+        "ADDRESS (auto, HOST:PORT, ray://HOST:10001)",
+    )
+
+
+@contextmanager
+def offload(address: str | None, num_cpus: int | None = None) -> Iterator[Offload | None]:
+    """With ``--ray`` (``address`` not ``None``): the :class:`~mantra_env.offload.Offload` onto Ray's workers,
+    for the block; without: ``None`` (the caller's own way, here)."""
+    if address is None:
+        yield None
+        return
+    with ray_workers(address, num_cpus=num_cpus) as workers:
+        yield workers.call

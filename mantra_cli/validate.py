@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mantra_cli.ray_pool import RayWorkers, ray_workers
+from mantra_cli.ray_pool import RayWorkers, add_ray_option, ray_workers
 from mantra_env.authoring import DEFAULT_BOUND, AuthoringError, explain, validate_case
 from mantra_env.case import Case, Suite, ValidationRecord
 from mantra_env.cli import command_parser, run_command
@@ -166,11 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=1, help="worker processes (default 1; with --ray: the local Ray's CPUs)"
     )
-    parser.add_argument(
-        "--ray", nargs="?", const="", metavar="ADDRESS",
-        help="solve on Ray workers (the extra mantra-env[ray]): a new local Ray, or the cluster at ADDRESS (auto, "
-        "HOST:PORT, ray://HOST:10001); the output is the same, in the same order",
-    )  # fmt: skip
+    add_ray_option(parser, "solve the cases (the same output, in the same order; --jobs N: a local Ray of N CPUs)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
