@@ -76,10 +76,11 @@ class _StageProgress:
 INTERRUPTED = "interrupted: finished artifacts are kept; continue with --resume"
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command's options (``mantra generate`` adds ``--ray``: :mod:`mantra_cli.generate`)."""
+def parser(module: str = "generators.run") -> argparse.ArgumentParser:
+    """The command's options, for ``python -m module`` (``mantra generate`` adds ``--ray``:
+    :mod:`mantra_cli.generate`)."""
     parser = command_parser(
-        "generators.run",
+        module,
         __doc__.split("\n\n")[1],
         "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
         "--resume runs/operations-20261123T101500                  # continue it",

@@ -185,6 +185,10 @@ class _Loop:
             **({"refuse_invented_ids": True} if self.settings.refuse_invented_ids else {}),
         }
 
+    def _solver(self, sid: str) -> CaseSolver:
+        """The solver :func:`solve` builds for ``sid`` (from the same arguments)."""
+        return CaseSolver(**self._solver_arguments(sid))
+
     def _key(self, sid: str) -> str:
         checks = [entry.model_dump(mode="json") for entry in self.checks[sid]]
         return json.dumps([format_model(self.model), checks, self.goals.get(sid, []), sid])
