@@ -16,7 +16,11 @@ from mantra_env.offload import in_thread
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = generation.parser("mantra_cli.generate")
-    add_ray_option(parser, "solve the validation stage's queries (model requests, caches and the run folder stay here)")
+    add_ray_option(
+        parser,
+        "solve the validation stage's queries",
+        "Model requests, caches and the run folder stay here; same suite",
+    )
     args = parser.parse_args(argv)
 
     def body() -> int:

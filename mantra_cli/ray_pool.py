@@ -130,9 +130,11 @@ def _result(ray: ModuleType, ref: Any) -> Any:
         raise RayError(
             f"a Ray worker died {MAX_RETRIES + 1} times running one task (killed, or out of memory?): {error}"
         ) from None
-    except ray.exceptions.RayTaskError as error:  # the work raised: the error it raised, not Ray's wrapper
-        cause = error.as_instanceof_cause()
-        raise cause from None
+    except ray.exceptions.RayTaskError as error:  # the work raised: that error (a MantraError is one line)
+        cause = error.cause
+        if isinstance(cause, MantraError):
+            raise cause from None
+        raise
 
 
 def ordered_map(fn: Callable[[T], R], items: Sequence[T], workers: RayWorkers | None) -> Iterator[R]:
@@ -154,8 +156,9 @@ def runtime_env(staging: Path) -> dict[str, Any]:
             shutil.copytree(Path(str(module.__file__)).parent, staging / name, ignore=skip)
     for sources in domain_sources().values():
         for source in sources:
-            if source.on_path:
-                shutil.copytree(source.folder, staging / STAGED_DOMAINS / source.name, ignore=skip)
+            target = staging / STAGED_DOMAINS / source.name
+            if source.on_path and not target.exists():  # a name found twice: the driver refuses it when asked for
+                shutil.copytree(source.folder, target, ignore=skip)
     return {"working_dir": str(staging), "env_vars": {PATH_VARIABLE: STAGED_DOMAINS}}
 
 
@@ -222,15 +225,15 @@ def _init(
         ) from None
 
 
-def add_ray_option(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--ray [ADDRESS]`` on a command's ``parser``; ``what``: what goes to the workers, and what stays."""
+def add_ray_option(parser: argparse.ArgumentParser, what: str, note: str) -> None:
+    """``--ray [ADDRESS]`` on a command's ``parser``: ``what`` runs on the workers; ``note``: what else to know."""
     parser.add_argument(
         "--ray",
         nargs="?",
         const="",
         metavar="ADDRESS",
         help=f"{what} on Ray workers (the extra mantra-env[ray]): a new local Ray without ADDRESS, or the cluster at "
-        "ADDRESS (auto, HOST:PORT, ray://HOST:10001)",
+        f"ADDRESS (auto, HOST:PORT, ray://HOST:10001). {note}",
     )
 
 

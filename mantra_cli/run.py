@@ -129,8 +129,9 @@ def parser() -> argparse.ArgumentParser:
     )
     ray_pool.add_ray_option(
         cli,
-        "play the episodes (--concurrency in flight; the store is written here, in the order of cases and attempts) "
-        "of scripted agents or of models behind an endpoint the workers reach, not the bundled local model,",
+        "play the episodes (--concurrency in flight)",
+        "Scripted agents and models behind an endpoint the workers reach, not the bundled local model; the store is "
+        "written here, in the order of cases and attempts",
     )
     cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
     return cli

@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=1, help="worker processes (default 1; with --ray: the local Ray's CPUs)"
     )
-    add_ray_option(parser, "solve the cases (the same output, in the same order; --jobs N: a local Ray of N CPUs)")
+    add_ray_option(parser, "solve the cases", "The same output, in the same order; --jobs N: a local Ray of N CPUs")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")

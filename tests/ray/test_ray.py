@@ -80,6 +80,17 @@ def test_a_task_whose_worker_dies_is_run_again(ray_cluster: RayWorkers, tmp_path
     assert marker.read_text(encoding="utf-8") == "died here once"
 
 
+def test_an_error_the_work_raises_comes_back_as_itself(ray_cluster: RayWorkers) -> None:
+    def refuse(_: object) -> None:
+        from mantra_env.errors import DomainError
+
+        raise DomainError("domain 'x' is not installed on this node")
+
+    with pytest.raises(DomainError) as caught:  # the command prints it as one line, as a local error
+        list(ray_cluster.map(refuse, [None]))
+    assert str(caught.value) == "domain 'x' is not installed on this node"
+
+
 def _rows(db: Path, table: str) -> list[tuple[object, ...]]:
     """The table's rows in the order they were stored, without the columns that differ between any two runs."""
     with duckdb.connect(str(db), read_only=True) as conn:
