@@ -86,12 +86,14 @@ class RayWorkers:
         ray = import_ray()
         fn = by_module(fn)
         refs = [self.task.remote(fn, item) for item in items]
+        taken = 0
         try:
             for ref in refs:
                 yield _result(ray, ref)
+                taken += 1
         finally:
-            for ref in refs:
-                ray.cancel(ref)  # a finished task's cancel does nothing
+            if taken < len(refs):  # stopped early (interrupted, or an error): drop what is still to run
+                _cancel(ray, refs[taken:])
 
     async def call(self, fn: Callable[[S, T], R], shared: S, item: T) -> R:
         """``fn(shared, item)`` on a worker, awaited (an :class:`~mantra_env.offload.Offload`); ``shared`` goes to
@@ -110,6 +112,14 @@ class RayWorkers:
             pass  # _result says what went wrong
         result: R = _result(ray, ref)
         return result
+
+
+def _cancel(ray: ModuleType, refs: list[Any]) -> None:
+    """Cancel the tasks of ``refs`` that have not finished (cancelling a finished one can trip Ray 2.60's task
+    manager: "Tried to complete task that was not pending", which aborts the driver)."""
+    _, unfinished = ray.wait(refs, num_returns=len(refs), timeout=0)
+    for ref in unfinished:
+        ray.cancel(ref)
 
 
 def by_module(fn: F) -> F:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import duckdb
@@ -16,6 +18,7 @@ import yaml
 
 from mantra_cli.main import main
 from mantra_cli.ray_pool import RayWorkers, ordered_map
+from mantra_env.errors import DomainError
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).parents[2]
@@ -82,8 +85,6 @@ def test_a_task_whose_worker_dies_is_run_again(ray_cluster: RayWorkers, tmp_path
 
 def test_an_error_the_work_raises_comes_back_as_itself(ray_cluster: RayWorkers) -> None:
     def refuse(_: object) -> None:
-        from mantra_env.errors import DomainError
-
         raise DomainError("domain 'x' is not installed on this node")
 
     with pytest.raises(DomainError) as caught:  # the command prints it as one line, as a local error
@@ -182,6 +183,17 @@ def test_generate_on_ray_writes_the_files_of_a_local_run(ray_cluster: RayWorkers
     assert local["recording: validation"].count(b"\n") >= 3  # conflict, fix, locus and backward answers
     assert on_ray.keys() == local.keys()
     assert [name for name in local if on_ray[name] != local[name]] == []
+
+
+def test_ray_is_an_extra_the_core_never_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert not [dep for dep in project["dependencies"] if dep.startswith("ray")]
+    assert project["optional-dependencies"]["ray"] == ["ray[client]==2.60.0"]
+    assert "ray[client]==2.60.0" in project["optional-dependencies"]["dev"]  # what `make test` installs
+    imports_ray = re.compile(r"^\s*(import|from) ray\b", re.MULTILINE)
+    assert [path for path in (ROOT / "mantra_env").rglob("*.py") if imports_ray.search(path.read_text("utf-8"))] == []
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: the commands without --ray work
+    assert main(["validate", "--suite", "operations/starter", "--cases", "fig1-case1"]) == 0
 
 
 def test_ray_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
