@@ -224,7 +224,8 @@ def _init(
         options: dict[str, Any] = {"num_cpus": num_cpus, "include_dashboard": False}
         if object_store_memory is not None:
             options["object_store_memory"] = object_store_memory
-        ray.init(runtime_env=env, **options)
+        # "local": a new Ray even where `ray start` left one running or RAY_ADDRESS names one (that is --ray auto)
+        ray.init(address="local", runtime_env=env, **options)
         return
     check_reachable(address)
     try:
