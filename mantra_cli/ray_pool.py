@@ -2,8 +2,8 @@
 Ray (the optional extra ``mantra-env[ray]``); ``--ray [ADDRESS]`` of ``mantra validate``, ``mantra generate`` and
 ``mantra run`` comes here.
 
-Only pure work goes to a worker: a function of picklable values (cases, world models, a suite's one case) that
-returns a pydantic record. Whatever writes (the DuckDB store, the solver memo, the LLM cache, exchange files,
+Only pure work goes to a worker: a function of picklable values (cases, a suite, a solver's arguments) that
+returns pydantic records. Whatever writes (the DuckDB store, the solver memo, the LLM cache, exchange files,
 recordings) stays in the driver, which receives the results and writes them as a local run does.
 
 The workers get the driver's own code and the user's domains through Ray's runtime environment, so a cluster's
@@ -187,7 +187,7 @@ def check_reachable(address: str) -> None:
     if not sep or not port.isdigit() or not host:
         return
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as error:
         raise RayError(
