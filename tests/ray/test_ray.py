@@ -138,6 +138,40 @@ def test_a_run_stopped_and_resumed_on_ray_stores_what_a_local_run_stores(
 VALIDATION_STAGES = ("conflict_resolution/", "fix_repair/", "locus_reassessment/", "backward_audit/")
 
 
+def test_a_model_behind_an_endpoint_plays_on_the_workers_as_here(
+    ray_cluster: RayWorkers, library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model agent whose endpoint the workers reach: its episodes, with every message, stored as a local run's."""
+    from tests.agents.stub_server import serve, text
+
+    with serve([], respond=lambda body, headers: text("I cannot help with that.")) as stub:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"models:\n  stub:\n    model: openai/stub-model\n    api_base: {stub.api_base}\n"
+                          "    api_key: not-a-key\n")  # fmt: skip
+        monkeypatch.setenv("MANTRA_MODELS_FILE", str(models))
+        common = ["run", "--model", "stub", "--suite", "library", "--attempts", "3", "--run-name", "m"]
+        assert main([*common, "--db", str(tmp_path / "local.duckdb"), "--concurrency", "1"]) == 0
+        here = len(stub.requests)
+        assert main([*common, "--db", str(tmp_path / "ray.duckdb"), "--ray"]) == 0
+    assert len(stub.requests) == 2 * here >= 2 * 3  # each run: the preflight here, then one request per episode
+    local, on_ray = _stored(tmp_path / "local.duckdb"), _stored(tmp_path / "ray.duckdb")
+    assert len(local["episodes"]) == 3 and "I cannot help with that." in str(local["episodes"])
+    assert _conversations(on_ray) == _conversations(local)  # the messages, but their random ids and timings
+
+
+def _conversations(stored: dict[str, list[tuple[object, ...]]]) -> dict[str, list[object]]:
+    """The stored rows, each JSON text parsed and left without the ids and timings that differ between runs."""
+    volatile = {"tracking_id", "metrics"}
+
+    def plain(value: object) -> object:
+        try:
+            return _without(json.loads(value), volatile) if isinstance(value, str) else value
+        except json.JSONDecodeError:
+            return value
+
+    return {table: [tuple(plain(value) for value in row) for row in rows] for table, rows in stored.items()}
+
+
 def _generate(folder: Path, *extra: str) -> dict[str, bytes]:
     """ops-mini generated in ``folder`` (recording every answer), and what it wrote: the validation and export
     files, the solver memo, and the recording."""
@@ -156,7 +190,7 @@ def _generate(folder: Path, *extra: str) -> dict[str, bytes]:
         if path.is_file()
     }
     memo = {  # the solver memo written here from the workers' results; its timings differ between any two runs
-        path.relative_to(run_dir).as_posix(): json.dumps(_untimed(json.loads(path.read_bytes()))).encode()
+        path.relative_to(run_dir).as_posix(): json.dumps(_without(json.loads(path.read_bytes()), {"seconds"})).encode()
         for path in sorted((run_dir / "solver_memo").rglob("*.json"))
     }
     # The recording: the validation stage's answers in order (one sample: an order of their own); the earlier
@@ -167,11 +201,11 @@ def _generate(folder: Path, *extra: str) -> dict[str, bytes]:
     return files | memo | recording
 
 
-def _untimed(value: object) -> object:
+def _without(value: object, keys: set[str]) -> object:
     if isinstance(value, dict):
-        return {key: _untimed(item) for key, item in value.items() if key != "seconds"}
+        return {key: _without(item, keys) for key, item in value.items() if key not in keys}
     if isinstance(value, list):
-        return [_untimed(item) for item in value]
+        return [_without(item, keys) for item in value]
     return value
 
 
