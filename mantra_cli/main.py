@@ -26,7 +26,7 @@ class Verb(NamedTuple):
 VERBS: dict[str, Verb] = {
     "run": Verb("mantra_env.run", "run an agent on a suite; every episode is stored in DuckDB"),
     "report": Verb("graders.report", "write the leaderboard report (Markdown, HTML, figures) of stored runs"),
-    "generate": Verb("generators.run", "generate a validated suite from a manual and its tools (the pipeline)"),
+    "generate": Verb("mantra_cli.generate", "generate a validated suite from a manual and its tools (the pipeline)"),
     "export": Verb(
         "mantra_cli.export", "export stored episodes as training data (OpenAI tool-calling JSONL, HF dataset)"
     ),

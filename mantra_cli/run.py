@@ -8,6 +8,7 @@ Examples::
     python -m mantra_env.run --model scripted:oracle           # also noop random write-first decline read-all
     python -m mantra_env.run --run-name nightly --resume       # continue a killed run; finished episodes are kept
     python -m mantra_env.run --model qwen --resume --retry-errors  # the latest qwen run; rerun its error episodes
+    python -m mantra_env.run --model scripted:oracle --ray auto --concurrency 64   # episodes on a Ray cluster
 
 Options also read ``MANTRA_MODEL``, ``MANTRA_SUITE`` and ``MANTRA_DB`` from the environment. ``--example``
 grades the paper's Fig. 1 example traces instead (no agent involved).
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graders import grade
+from mantra_cli import ray_pool
 from mantra_cli.runset import PairName, expand_models, expand_suites, model_slug, set_run_ids
 from mantra_env.checks import parse_check
 from mantra_env.cli import command_parser, run_command
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from graders.analysis import RunSummary
     from mantra_env.case import Suite
     from mantra_env.domains import Domain
+    from mantra_env.offload import Offload
     from mantra_env.runner import RunProgress, RunSettings
     from mantra_env.store import RolloutStore
 
@@ -124,6 +127,12 @@ def parser() -> argparse.ArgumentParser:
         help="also run the reference agents (scripted:oracle, noop, decline, read-all) on the same cases and attempts "
         "and print the model's scores beside theirs (their runs: RUN-oracle, RUN-noop, RUN-decline, RUN-read-all)",
     )
+    ray_pool.add_ray_option(
+        cli,
+        "play the episodes (--concurrency in flight)",
+        "Scripted agents and models behind an endpoint the workers reach, not the bundled local model; the store is "
+        "written here, in the order of cases and attempts",
+    )
     cli.add_argument("--example", action="store_true", help="grade the paper's Fig. 1 example traces and exit")
     return cli
 
@@ -164,6 +173,12 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
     from agents.strands_agent import StrandsAgent
 
     config = resolve_model(model)
+    if config.local_server and getattr(args, "ray", None) is not None:
+        raise MantraError(
+            f"--ray: the model {config.alias!r} is the bundled local model, whose server listens on this machine only "
+            "and serves one request at a time; Ray workers cannot use it. Run it without --ray, or give --model a "
+            "model behind an endpoint the workers reach (or a scripted agent)"
+        )
     if config.local_server:  # before any other line: without the extra, the error is the only one
         from agents.local_server import require_local_extra
 
@@ -301,6 +316,7 @@ def _store_run(
     run_id: str,
     display: _Display | None = None,
     name: str | None = None,
+    offload: Offload | None = None,
 ) -> RunProgress:
     """Run (or, with ``--resume``, continue) ``run_id`` into ``store``, with progress on stderr (on ``display``,
     shared by the runs of a set; else a display of its own)."""
@@ -341,7 +357,17 @@ def _store_run(
     progress = RunProgress()
     try:
         asyncio.run(
-            run_suite(store, record, suite, domain, make_agent, settings, progress, on_episode=shown.tracking(progress))
+            run_suite(
+                store,
+                record,
+                suite,
+                domain,
+                make_agent,
+                settings,
+                progress,
+                on_episode=shown.tracking(progress),
+                offload=offload,
+            )
         )
     finally:
         shown.finished(progress)
@@ -462,7 +488,9 @@ def _retryable_errors(store: RolloutStore, run_id: str) -> int:
     return int(store.query(sql, [run_id, *kinds])[0][0])
 
 
-def _run_passes(store: RolloutStore, args: argparse.Namespace, members: Sequence[_Member]) -> None:
+def _run_passes(
+    store: RolloutStore, args: argparse.Namespace, members: Sequence[_Member], offload: Offload | None = None
+) -> None:
     """Run every member; with ``--retry-errors N``, then up to N - 1 more passes over the runs that still hold
     retryable errors. A run stopped by its model (repeated authentication errors) stops that model's runs."""
     passes = max(1, args.retry_errors)
@@ -499,6 +527,7 @@ def _run_passes(store: RolloutStore, args: argparse.Namespace, members: Sequence
                     member.run_id,
                     display,
                     member.name,
+                    offload,
                 )
                 if member.progress is None:
                     member.progress = progress
@@ -523,9 +552,9 @@ def run(args: argparse.Namespace) -> int:
         models = _models(args, settings, targets[0], stack)
         members = [_Member(target, model) for model in models for target in targets]
         results: list[tuple[_Member, RunSummary, list[RunSummary]]] = []
-        with RolloutStore(args.db) as store:
+        with RolloutStore(args.db) as store, ray_pool.offload(args.ray) as workers:
             _name_runs(store, args, members)
-            _run_passes(store, args, members)
+            _run_passes(store, args, members, workers)
             for member in members:
                 if member.progress is None:  # not run: its model was stopped by an earlier run of the set
                     continue
@@ -537,7 +566,9 @@ def run(args: argparse.Namespace) -> int:
                             continue
                         baseline_id = f"{member.run_id}-{name}"
                         baseline, make_baseline = _agent_factory(f"scripted:{name}", args, stack)
-                        _store_run(store, args, member.target, baseline, make_baseline, settings, baseline_id)
+                        _store_run(
+                            store, args, member.target, baseline, make_baseline, settings, baseline_id, offload=workers
+                        )
                         beside.append(summarize_run(store, baseline_id, k=run_k(store, [baseline_id])))
                 results.append((member, summary, beside))
         for member, summary, beside in results:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from mantra_cli.ray_pool import RayWorkers, add_ray_option, ray_workers
 from mantra_env.authoring import DEFAULT_BOUND, AuthoringError, explain, validate_case
 from mantra_env.case import Case, Suite, ValidationRecord
 from mantra_env.cli import command_parser, run_command
@@ -111,8 +112,18 @@ def _recheck_in_worker(suite: str, case: Case) -> CaseOutcome:
     return recheck(suite, case, _domain(case.domain))
 
 
-def outcomes(chosen: Sequence[tuple[str, Domain, Case]], jobs: int) -> Iterator[CaseOutcome]:
-    """Each case's outcome as it finishes (``jobs`` worker processes; 1: in this process, in order)."""
+def recheck_item(item: tuple[str, Case]) -> CaseOutcome:
+    """:func:`recheck` of a (suite label, case) pair, its domain loaded by name: what a Ray worker runs."""
+    return _recheck_in_worker(*item)
+
+
+def outcomes(
+    chosen: Sequence[tuple[str, Domain, Case]], jobs: int, workers: RayWorkers | None = None
+) -> Iterator[CaseOutcome]:
+    """Each case's outcome, in order (on Ray's ``workers``; else ``jobs`` worker processes; 1: in this process)."""
+    if workers is not None:
+        yield from workers.map(recheck_item, [(suite, case) for suite, _, case in chosen])
+        return
     if jobs <= 1:
         for suite, domain, case in chosen:
             yield recheck(suite, case, domain)
@@ -145,22 +156,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--suite path/to/my-suite                   # a folder with suite.jsonl and manifest.json",
         "--suite all --jobs 2                       # every suite `mantra suites` lists, two processes",
         "--suite airline --cases generated-s004-1 generated-s004-2   # two cases of a domain's default suite",
+        "--suite retail --ray                      # on a local Ray (every core); --ray auto: the running cluster",
     )
     parser.add_argument(
         "--suite", action="append", required=True, metavar="NAME|PATH",
         help="a suite (DOMAIN, DOMAIN/SUITE or a folder; `all`: every suite); repeat for more",
     )  # fmt: skip
     parser.add_argument("--cases", nargs="+", default=[], metavar="ID", help="only these case ids")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes (default 1; with --ray: the local Ray's CPUs)"
+    )
+    add_ray_option(parser, "solve the cases", "The same output, in the same order; --jobs N: a local Ray of N CPUs")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
     def body() -> int:
         chosen = selected(args.suite, args.cases)
+        if args.ray is None:
+            return report(chosen, outcomes(chosen, args.jobs))
+        cpus = args.jobs if args.jobs > 1 else None
+        with ray_workers(args.ray, num_cpus=cpus) as workers:
+            return report(chosen, outcomes(chosen, args.jobs, workers))
+
+    def report(chosen: Sequence[tuple[str, Domain, Case]], found: Iterator[CaseOutcome]) -> int:
         progress = Progress("cases", len(chosen))
         counts = dict.fromkeys(("valid", "accepted", "unknown", "invalid"), 0)
-        for done, outcome in enumerate(outcomes(chosen, args.jobs), 1):
+        for done, outcome in enumerate(found, 1):
             counts[outcome.verdict] += 1
             if progress.interactive:  # the case's line where the bar was; the bar is drawn again below it
                 print("\r\033[K", end="", file=progress.stream, flush=True)

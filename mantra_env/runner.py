@@ -15,6 +15,11 @@ run, and ``max_auth_errors`` consecutive authentication errors (a key revoked mi
 Steps run in a worker thread per episode (:mod:`mantra_env.stepper`): a domain tool that raises (even
 ``SystemExit``) ends its episode as an ``internal`` error with the call in the trace and the traceback stored, and
 one that blocks is stopped by the time-out; its thread is left behind, counted in ``RunProgress.threads_left``.
+
+With an ``offload`` (:mod:`mantra_env.offload`; ``mantra run --ray``), each episode is played elsewhere (a Ray
+worker: :func:`play_episode`) and only its record comes back; the store is written here, in the plan's order
+(case, then attempt), whatever order the episodes finish in, so the stored rows are those of a local run with
+``concurrency`` 1.
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ from typing import Any
 
 from mantra_env.agent import AgentReport, EpisodeAgent, InfrastructureError
 from mantra_env.case import Suite
-from mantra_env.domains import Domain
+from mantra_env.domains import Domain, load_domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.offload import Offload
 from mantra_env.stepper import EpisodeStepper, ToolCrash
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord, utc_now
@@ -168,9 +174,11 @@ async def run_suite(
     settings: RunSettings,
     progress: RunProgress | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    offload: Offload | None = None,
 ) -> RunProgress:
     """Run every (case, attempt) not yet stored for ``run`` (and, with ``settings.retry_errors``, those stored as
-    infrastructure errors); returns the progress counts. Nothing is written when :func:`plan` refuses the run."""
+    infrastructure errors); returns the progress counts. Nothing is written when :func:`plan` refuses the run.
+    With ``offload``, the episodes are played by :func:`play_episode` through it and stored in the plan's order."""
     progress = progress or RunProgress()
     keys = plan(suite, domain, settings)
     store.start_run(run)
@@ -179,21 +187,43 @@ async def run_suite(
     progress.total, progress.skipped = len(keys), len(keys) - len(todo)
     limit = asyncio.Semaphore(max(1, settings.concurrency))
     auth_errors = 0  # consecutive, in the order episodes finish
+    # Offloaded: each episode is stored after the one before it in the plan (turns[i] is set once episode i is
+    # handed to the writer, or will never be), so the rows' order does not depend on which worker is faster.
+    turns = [asyncio.Event() for _ in todo] if offload is not None else []
 
-    async def one(case_id: str, attempt: int, sink: EpisodeSink) -> None:
+    async def played(case_id: str, attempt: int) -> EpisodeRecord:
+        if offload is None:
+            return await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt, progress)
+        job = EpisodeJob(run.run_id, domain.name, make_agent, settings, case_id, attempt)
+        record, threads_left = await offload(play_episode, suite, job)
+        progress.threads_left += threads_left
+        return record
+
+    async def handed_over(record: EpisodeRecord, sink: EpisodeSink) -> asyncio.Future[None]:
         nonlocal auth_errors
-        async with limit:
-            if progress.stopped:  # not started: nothing of it is stored, --resume runs it
-                return
-            record = await _episode(run.run_id, suite, domain, make_agent, settings, case_id, attempt, progress)
-            auth_errors = auth_errors + 1 if record.error_kind == "auth" else 0
-            if auth_errors >= max(1, settings.max_auth_errors) and not progress.stopped:
-                progress.stopped = (
-                    f"stopped after {auth_errors} consecutive authentication errors (last: {record.error}); "
-                    "the finished episodes are stored, the others were not started"
-                )
-            # The slot is held until the writer has taken the episode, which bounds what waits to be written.
-            stored = await sink.submit(record, replaces_error=(case_id, attempt) in retried)
+        auth_errors = auth_errors + 1 if record.error_kind == "auth" else 0
+        if auth_errors >= max(1, settings.max_auth_errors) and not progress.stopped:
+            progress.stopped = (
+                f"stopped after {auth_errors} consecutive authentication errors (last: {record.error}); "
+                "the finished episodes are stored, the others were not started"
+            )
+        return await sink.submit(record, replaces_error=(record.case_id, record.attempt) in retried)
+
+    async def one(index: int, case_id: str, attempt: int, sink: EpisodeSink) -> None:
+        try:
+            async with limit:
+                if progress.stopped:  # not started: nothing of it is stored, --resume runs it
+                    return
+                record = await played(case_id, attempt)
+                if not turns:  # the slot is held until the writer has taken the episode: that bounds the backlog
+                    stored = await handed_over(record, sink)
+            if turns:
+                if index:
+                    await turns[index - 1].wait()
+                stored = await handed_over(record, sink)
+        finally:
+            if turns:
+                turns[index].set()
         await stored  # committed: only now does it count as done
         progress.done += 1
         progress.passed += record.status == "passed"
@@ -209,7 +239,7 @@ async def run_suite(
     gc.freeze()
     try:
         async with episode_sink(store) as sink:
-            tasks = [asyncio.ensure_future(one(cid, attempt, sink)) for cid, attempt in todo]
+            tasks = [asyncio.ensure_future(one(index, *key, sink)) for index, key in enumerate(todo)]
             try:
                 await asyncio.gather(*tasks)
             finally:  # a failure (or Ctrl-C) stops the other episodes before the writer is closed
@@ -277,6 +307,30 @@ async def _episode(
         started_at=started_at,
         finished_at=utc_now(),
     )
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """What a worker needs, beside the suite, to play one episode (:func:`play_episode`)."""
+
+    run_id: str
+    domain: str
+    """The domain's name: the worker loads it (shipped, installed or on its ``MANTRA_DOMAINS_PATH``)."""
+    make_agent: Callable[[], EpisodeAgent]
+    settings: RunSettings
+    case_id: str
+    attempt: int
+
+
+def play_episode(suite: Suite, job: EpisodeJob) -> tuple[EpisodeRecord, int]:
+    """Play one episode where this runs (an offload's worker), as the runner does here: its record, and the
+    threads it left behind (tools still running after a time-out)."""
+    progress = RunProgress()
+    domain = load_domain(job.domain)
+    record = asyncio.run(
+        _episode(job.run_id, suite, domain, job.make_agent, job.settings, job.case_id, job.attempt, progress)
+    )
+    return record, progress.threads_left
 
 
 def _clipped(text: str, limit: int = 8000) -> str:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from generators import solver_memo
+from generators import solver_memo, validation
 from generators.artifacts import SampleValidation
 from generators.llm import LLMClient
 from generators.replay import PROVIDER
 from generators.solver_memo import SolverMemo
-from generators.validation import SampleInput, _Loop, validate_sample
+from generators.validation import SampleInput, Solved, SolverJob, validate_sample
 from mantra_env.case import CaseCheck
-from mantra_env.smt.queries import CaseSolver
+from mantra_env.tools import ToolSpec
 from tests.generators.test_validation import ADD_GOAL, _config, _refusal_case
 
 
@@ -26,17 +26,17 @@ def _validate(tmp_path: Path, data: SampleInput, memo: SolverMemo) -> SampleVali
 
 
 class Counted:
-    """Counts the solvers the validation loop builds (every solved query needs one)."""
+    """Counts the solvers the validation loop builds (every solved query needs one: :func:`validation.solve`)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.built = 0
-        original = _Loop._solver
+        original = validation.solve
 
-        def counting(loop: _Loop, sid: str) -> CaseSolver:
+        def counting(tools: list[ToolSpec], job: SolverJob) -> Solved:
             self.built += 1
-            return original(loop, sid)
+            return original(tools, job)
 
-        monkeypatch.setattr(_Loop, "_solver", counting)
+        monkeypatch.setattr(validation, "solve", counting)
 
 
 def test_a_second_validation_of_the_same_artifacts_solves_nothing_and_ends_the_same(
