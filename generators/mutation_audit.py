@@ -195,7 +195,12 @@ async def audit_cases(
         if repair.locus == "none":
             return _noted(original, {**decided, "outcome": "verdict declared right"}), ""
         draft = apply_edits(check.draft(), repair.edits, tools)
-        edited = original.model_copy(update={"world_model": format_model(draft.model), "checks": list(draft.checks)})
+        scenario = original.scenario
+        if draft.initial:  # start values of variables the judge added join the case's internal valuation
+            scenario = scenario.model_copy(update={"internal": {**scenario.internal, **draft.initial}})
+        edited = original.model_copy(
+            update={"world_model": format_model(draft.model), "checks": list(draft.checks), "scenario": scenario}
+        )
         edits: list[JsonValue] = [edit.model_dump(mode="json") for edit in repair.edits]
         why = revalidated(edited, tools, original.validation.trace_bound or bound, timeout_ms, refuse_invented_ids)
         if why:

@@ -48,7 +48,7 @@ from mantra_env.offload import Offload, in_thread
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_expr, format_model, parse_model
-from mantra_env.worldmodel.edits import Draft, EditRejected, apply_edits
+from mantra_env.worldmodel.edits import AddVariable, ChangeVariable, Draft, EditRejected, RemoveVariable, apply_edits
 
 log = logging.getLogger("mantra.generators.validation")
 
@@ -163,6 +163,8 @@ class _Loop:
         self.scenarios = {s.id: s for s in data.scenarios}
         self.goals: dict[str, list[str]] = {sid: list(goal) for sid, goal in data.world.goals.items()}
         self.history: list[dict[str, JsonValue]] = []
+        self.edited_initial: dict[str, JsonValue] = {}
+        """Start values of variables the judges added (``add_var`` with ``initial``), over the world model's."""
         self._memo: dict[str, _Evaluation] = {}
         self.round = 0
         self.rounds_used = 0
@@ -172,13 +174,18 @@ class _Loop:
     def active(self) -> list[str]:
         return [s.id for s in self.data.scenarios if s.id not in self.rejected]
 
+    @property
+    def initial(self) -> dict[str, JsonValue]:
+        """The world model's initial values, with the start values judges gave the variables they added."""
+        return {**self.data.world.initial, **self.edited_initial}
+
     def _solver_arguments(self, sid: str) -> dict[str, Any]:
         """What the solver of ``sid`` is built from: also the solver memo's key, so the two cannot drift apart."""
         return {
             "model": self._with_goal(sid),
             "checks": self.checks[sid],
             "bound": self.settings.z3_trace_bound,
-            "initial": initial_state(self.data.world.initial, self.scenarios[sid]),
+            "initial": initial_state(self.initial, self.scenarios[sid]),
             "tools": self.data.tools,
             "timeout_ms": self.settings.timeout_ms,
             # only when on, so that memo keys of configs without the option stay what they were
@@ -317,6 +324,10 @@ class _Loop:
             self.history.append({**entry, "applied": False, "error": str(error)})
             return str(error)
         self.model, self.locks = dataclasses.replace(draft.model, goal=()), draft.locks
+        for edit in edits:  # a variable an edit adds, changes or removes loses the start value an edit gave it
+            if isinstance(edit, AddVariable | ChangeVariable | RemoveVariable):
+                self.edited_initial.pop(edit.name, None)
+        self.edited_initial.update(draft.initial)
         if sid is not None:
             before = self.checks.get(sid, ())  # a list scan: checks hold dicts, so they do not hash
             self.checks[sid] = tuple(
@@ -351,7 +362,7 @@ class _Loop:
         return SampleValidation(
             sample_id=self.data.sample_id,
             model=format_model(self.model),
-            initial=self.data.world.initial,
+            initial=self.initial,
             goals=self.goals,
             locks=sorted(self.locks),
             outcomes=outcomes,

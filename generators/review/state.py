@@ -207,6 +207,7 @@ def apply_edit_records(
             "model": model_text,
             "checks": {**review.checks, sid: list(edited.checks)},
             "locks": sorted(edited.locks),
+            "initial": {**review.initial, **edited.initial},  # start values of variables the edits added
             "actions": [*review.actions, action],
         }
     )

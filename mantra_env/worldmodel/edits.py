@@ -30,7 +30,7 @@ from mantra_env.case import Author, CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.errors import CheckSyntaxError, CheckValueError, MantraError
 from mantra_env.tools import ToolSpec, call_problem, with_list_order
-from mantra_env.worldmodel.ast import ConstDecl, Transition, VarDecl, WorldModel
+from mantra_env.worldmodel.ast import ConstDecl, EnumType, ScalarType, Transition, VarDecl, WorldModel
 from mantra_env.worldmodel.diagnostics import Diagnostic, DslError
 from mantra_env.worldmodel.parser import parse_expr, parse_transition, parse_type, parse_value
 from mantra_env.worldmodel.typecheck import check_model
@@ -102,6 +102,13 @@ class AddVariable(_Edit):
     op: Literal["add_var"] = "add_var"
     name: str
     type: str = Field(description='A DSL type, e.g. Bool or (Enum "NONE" "BOOKED").')
+    initial: bool | int | float | str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,  # edits recorded before the field keep their bytes
+        description='Its value before any call (false, 0, 0.0, "", an enum option), for a Bool, Int, Real, '
+        "String or Enum variable. Without it the variable starts free: the solver may choose any start value, "
+        "so a goal or precondition on it says nothing.",
+    )
 
 
 class RemoveVariable(_Edit):
@@ -209,6 +216,9 @@ class Draft:
     checks: tuple[CaseCheck, ...] = ()
     locks: frozenset[str] = frozenset()
     scenario: str | None = None
+    initial: Mapping[str, bool | int | float | str] = dataclasses.field(default_factory=dict)
+    """Start values the edits gave variables they added (``add_var`` with ``initial``); the caller merges them
+    into the world model's initial values. A removed variable's entry is dropped."""
 
     def locked(self, part: str) -> bool:
         if part.startswith("check:"):
@@ -255,9 +265,9 @@ def apply_edits(
     writes must call tools that exist with parameters they take, and its pinned lists are stamped with the tool
     schema's pairing (:func:`mantra_env.tools.with_list_order`), as generated checks are."""
     specs = {spec.name: spec for spec in tools} if tools is not None and not isinstance(tools, Mapping) else tools
-    model, checks, locks = draft.model, draft.checks, set(draft.locks)
+    model, checks, locks, initial = draft.model, draft.checks, set(draft.locks), dict(draft.initial)
     for number, edit in enumerate(edits):
-        current = Draft(model, checks, frozenset(locks), draft.scenario)
+        current = Draft(model, checks, frozenset(locks), draft.scenario, initial)
         part = edit_part(edit)
         if part == "goal":
             part = f"goal:{draft.scenario}"
@@ -274,13 +284,36 @@ def apply_edits(
             raise EditRejected("bad_check", f"{where}: {error}") from None
         except EditRejected as error:
             raise EditRejected(error.code, f"{where}: {str(error).split(': ', 1)[1]}", error.diagnostics) from None
+        if isinstance(edit, AddVariable | ChangeVariable | RemoveVariable):
+            initial.pop(edit.name, None)
+        if isinstance(edit, AddVariable) and edit.initial is not None:
+            problem = _start_problem(edit.initial, model.var(edit.name))
+            if problem:
+                raise EditRejected("invalid", f"{where}: initial {edit.initial!r} of {edit.name}: {problem}")
+            initial[edit.name] = edit.initial
         if edit.author == "human":  # a human decision stays locked, removals included
             locks.add(f"check:{checks[-1].id}" if isinstance(edit, AddCheck) else part)
     try:
         check_model(model, tools)
     except DslError as error:
         raise EditRejected("invalid", "the edited model does not type-check", error.diagnostics) from None
-    return Draft(model, checks, frozenset(locks), draft.scenario)
+    return Draft(model, checks, frozenset(locks), draft.scenario, initial)
+
+
+def _start_problem(value: bool | int | float | str, declared: VarDecl | None) -> str | None:
+    """Why ``value`` cannot start the variable ``declared`` (None: it can)."""
+    dsl_type = declared.var_type if declared is not None else None
+    if isinstance(dsl_type, EnumType):
+        return None if value in dsl_type.values else f"not one of the options {', '.join(dsl_type.values)}"
+    if not isinstance(dsl_type, ScalarType):
+        return "an initial value is given for a Bool, Int, Real, String or Enum variable only"
+    fits = {
+        "Bool": isinstance(value, bool),
+        "Int": isinstance(value, int) and not isinstance(value, bool),
+        "Real": isinstance(value, int | float) and not isinstance(value, bool),
+        "String": isinstance(value, str),
+    }
+    return None if fits[dsl_type.type] else f"not a {dsl_type.type} value"
 
 
 def _not_applicable(message: str) -> EditRejected:

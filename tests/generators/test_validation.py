@@ -305,3 +305,37 @@ def test_a_judges_new_check_records_its_stage_and_round_only_with_the_key_on(pro
     assert by_id["reads_again"].written_by == ("backward_audit round 2" if provenance else None)
     dumped = by_id["reads_again"].model_dump(mode="json")
     assert ("written_by" in dumped) is provenance  # unset, the field stays out of the JSON (suite digests)
+
+
+def _adds_asked(initial: bool | None) -> Repair:
+    add: dict[str, object] = {"op": "add_var", "name": "asked", "type": "Bool"}
+    if initial is not None:
+        add["initial"] = initial
+    return Repair.model_validate(
+        {
+            "locus": "world_model",
+            "reason": "the manual has the agent check the inventory first",
+            "edits": [
+                add,
+                {"op": "add_condition", "tool": "check_inventory", "section": "post", "expr": "(= (next asked) true)"},
+                {"op": "add_goal", "expr": "asked"},
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("initial", [None, False])
+def test_a_variable_a_judge_adds_starts_where_the_judge_says(initial: bool | None) -> None:
+    """Without a start value the solver may start the judge's new flag true, so a goal on it holds with no call;
+    with ``initial`` the flag starts false and only the read the goal is for reaches it."""
+    loop = _Loop(None, _refusal_case(), ValidationSettings())  # type: ignore[arg-type]
+    assert loop._apply("backward_audit", "t-1", _adds_asked(initial)) is None
+    witness = loop._solver("t-1").admits([])  # the empty trace: does the model accept it as compliant?
+    if initial is None:
+        assert "asked" not in loop.initial and witness is not False  # the start is the solver's choice
+    else:
+        assert loop.initial["asked"] is False and witness is False
+        found = loop._solver("t-1").compliant_witness().witness
+        assert found is not None and [call.tool for call in found.calls] == ["check_inventory"]
+    dumped = _adds_asked(None).edits[0].model_dump(mode="json")
+    assert "initial" not in dumped  # edits recorded before the field keep their bytes

@@ -199,3 +199,36 @@ def test_goal_edits_change_the_scenarios_goal_and_a_human_one_locks_it(draft: Dr
     assert "goal:s-1" in human.locks
     with pytest.raises(EditRejected, match="goal:s-1 was edited by a human"):
         apply_edit(human, RemoveGoal(index=0))
+
+
+@pytest.mark.parametrize(
+    ("var_type", "initial", "problem"),
+    [
+        ("Bool", False, None),
+        ("Int", 0, None),
+        ("Real", 0, None),
+        ("String", "", None),
+        ('(Enum "NONE" "SENT")', "NONE", None),
+        ("Bool", 0, "not a Bool value"),
+        ("Int", True, "not a Int value"),
+        ("Int", 1.5, "not a Int value"),
+        ('(Enum "NONE" "SENT")', "LATE", "not one of the options NONE, SENT"),
+        ("(Array Int)", 0, "for a Bool, Int, Real, String or Enum variable only"),
+    ],
+)
+def test_an_added_variable_gets_its_start_value_when_it_fits(
+    draft: Draft, var_type: str, initial: bool | int | float | str, problem: str | None
+) -> None:
+    edit = AddVariable(name="asked", type=var_type, initial=initial)
+    if problem is None:
+        assert apply_edits(draft, [edit], PAPER_TOOLS).initial == {"asked": initial}
+    else:
+        with pytest.raises(EditRejected, match=problem):
+            apply_edits(draft, [edit], PAPER_TOOLS)
+
+
+def test_removing_an_added_variable_drops_its_start_value(draft: Draft) -> None:
+    added = AddVariable(name="asked", type="Bool", initial=False)
+    assert apply_edits(draft, [added, RemoveVariable(name="asked")], PAPER_TOOLS).initial == {}
+    assert apply_edits(draft, [AddVariable(name="asked", type="Bool")], PAPER_TOOLS).initial == {}
+    assert "initial" not in AddVariable(name="asked", type="Bool").model_dump(mode="json")
