@@ -26,11 +26,13 @@ from pydantic import JsonValue
 
 from agents.scripted import OracleError, oracle_plan
 from generators import prompts
+from generators.answer_gate import AnswerUnresolved, with_answer_facts
 from generators.artifacts import Repair
 from generators.exchange import AnswerPending
 from generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded
 from generators.mutation import MutantResult, audit_case
 from mantra_env.case import Case, CaseCheck, PlannedCall, Suite, SuiteManifest
+from mantra_env.checks import Answer
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
@@ -161,7 +163,7 @@ async def audit_cases(
             plan = [PlannedCall.model_validate(a) for a in oracle_plan(case, tools)]
         except OracleError:  # no compliant plan: the export's screen says so; nothing to mutate
             plan = []
-        planned.append(case.model_copy(update={"oracle_plan": plan or None}))
+        planned.append(_with_facts(case.model_copy(update={"oracle_plan": plan or None}), domain))
     manifest = SuiteManifest(name="mutation-audit", domain=domain.name, case_count=len(planned))
     env = MantraEnv(Suite(manifest=manifest, cases=planned), domain)
     results = {case.id: audit_case(env, case, tools) for case in planned}
@@ -214,6 +216,19 @@ async def audit_cases(
     kept = [case for case, _ in answered if case is not None]
     invalid = {case.id: why for case, (found, why) in zip(cases, answered, strict=True) if found is None}
     return kept, invalid
+
+
+def _with_facts(case: Case, domain: Domain) -> Case:
+    """``case`` as the env can grade it: its ANSWER checks with their facts, which the export resolves only after
+    the audit (config ``checks.answer_checks``); one whose facts the database does not hold is left out of the
+    audit's copy (the export refuses or repairs the case). Mutants change the calls, not the final answer, so the
+    facts do not decide a mutant's verdict; the env refuses ANSWER checks without them."""
+    if not any(isinstance(entry.check, Answer) for entry in case.checks):
+        return case
+    try:
+        return with_answer_facts(case, domain)
+    except AnswerUnresolved:
+        return case.model_copy(update={"checks": [e for e in case.checks if not isinstance(e.check, Answer)]})
 
 
 def _noted(case: Case, entry: dict[str, JsonValue]) -> Case:

@@ -460,17 +460,17 @@ class Pipeline:
                 for found in scenarios.values()
                 for scenario in found.scenarios
             }
+        if information is not None and self.config.checks.repair_answer_checks:
+            repaired = await self.repair_answer_checks(completed, information)
+            if repaired is None:
+                return None
+            completed = repaired
         invalid: dict[str, str] = {}
         if self.config.validation.mutation_audit:
             audited = await self.mutation_audit(completed, samples, scenarios, excerpts or {})
             if audited is None:
                 return None
             completed, invalid = audited
-        if information is not None and self.config.checks.repair_answer_checks:
-            repaired = await self.repair_answer_checks(completed, information)
-            if repaired is None:
-                return None
-            completed = repaired
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,

@@ -103,3 +103,17 @@ def test_the_request_context_round_trips_and_the_stage_is_gated() -> None:
     assert again.check(AnswerChecks(answers=[RIGHT])).answers == [RIGHT]
     assert STAGE in STAGES and ROLES[STAGE] == "checks"
     assert GenerationConfig.model_fields["checks"].default_factory().repair_answer_checks is False  # type: ignore[misc]
+
+
+def test_the_mutation_audit_grades_cases_whose_answer_facts_the_export_resolves_later() -> None:
+    """The audit runs before the export resolves ANSWER facts: it grades a copy with them (a case whose facts
+    the database does not hold loses its ANSWER checks in that copy only) instead of the env refusing the suite."""
+    from generators.mutation_audit import audit_cases
+
+    cases = [_case(RIGHT), _case(GUESSED).model_copy(update={"id": "generated-s000-2"})]
+    kept, invalid = asyncio.run(
+        audit_cases(None, cases, DOMAIN, DOMAIN.tool_specs(), {}, 16, 20_000)  # type: ignore[arg-type]
+    )
+    assert not invalid and [case.id for case in kept] == [case.id for case in cases]
+    assert [entry.check for entry in kept[0].checks] == [entry.check for entry in cases[0].checks]  # facts: export's
+    assert all(case.validation.history[-1]["stage"] == "mutation_audit" for case in kept)
