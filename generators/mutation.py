@@ -35,7 +35,8 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from agents.scripted import FINAL, action_text
+from agents.scripted import action_text
+from mantra_env.answers import final_answer
 from mantra_env.case import Case, Suite, load_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.env import MantraEnv
@@ -89,7 +90,10 @@ def read_params(transition: Transition) -> set[str]:
 
 
 def replay(env: MantraEnv, case_id: str, mutant: Mutant) -> Trace:
-    """One episode of ``case_id`` that makes the mutant's calls, then answers."""
+    """One episode of ``case_id`` that makes the mutant's calls, then answers as a compliant agent would over the
+    results those calls returned (:func:`mantra_env.answers.final_answer`: the facts the case's ANSWER checks ask
+    for, where its reads returned them), so an ANSWER check fails a mutant that dropped the read its fact comes
+    from and passes a variant that made it; a bare "done" would fail every mutant of an information request."""
     env.reset(seed=0, options={"case": case_id})
     done = False
     for call in mutant.calls:
@@ -98,7 +102,9 @@ def replay(env: MantraEnv, case_id: str, mutant: Mutant) -> Trace:
             done = True
             break
     if not done:
-        env.step(action_text(dict(FINAL)))
+        assert env.case is not None
+        checks = [entry.check for entry in env.case.checks]
+        env.step(action_text({"final_answer": final_answer(checks, env.calls_so_far)}))
     assert env.last_trace is not None
     return env.last_trace
 

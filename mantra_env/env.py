@@ -145,6 +145,11 @@ class MantraEnv(gym.Env[str, str]):
         self._calls: list[ToolCall] = []
         self._done = True
 
+    @property
+    def calls_so_far(self) -> tuple[ToolCall, ...]:
+        """The calls of the episode in progress, with their results (what an agent has seen so far)."""
+        return tuple(self._calls)
+
     # -- gymnasium API ---------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)

@@ -117,3 +117,24 @@ def test_the_mutation_audit_grades_cases_whose_answer_facts_the_export_resolves_
     assert not invalid and [case.id for case in kept] == [case.id for case in cases]
     assert [entry.check for entry in kept[0].checks] == [entry.check for entry in cases[0].checks]  # facts: export's
     assert all(case.validation.history[-1]["stage"] == "mutation_audit" for case in kept)
+
+
+def test_a_mutant_answers_from_its_own_reads() -> None:
+    """A replayed mutant answers as a compliant agent would over what its calls returned: a variant that makes the
+    read passes the ANSWER check, a mutant that dropped it fails it (with "done" every mutant failed)."""
+    from generators.answer_gate import with_answer_facts
+    from generators.mutation import replay
+    from mantra_env.case import PlannedCall, Suite, SuiteManifest
+    from mantra_env.env import MantraEnv
+    from mantra_env.grading import grade_case
+    from mantra_env.mutants import Mutant
+
+    case = with_answer_facts(_case(RIGHT), DOMAIN)
+    env = MantraEnv(Suite(manifest=SuiteManifest(name="t", domain="airline", case_count=1), cases=[case]), DOMAIN)
+    read = PlannedCall(tool="get_reservation_details", arguments={"reservation_id": "BW0ESI"})
+    twice = replay(env, case.id, Mutant(kind="extra_read", detail="the read twice", calls=(read, read)))
+    dropped = replay(env, case.id, Mutant(kind="drop_read", detail="no read", calls=()))
+    assert "May 24, 2026" in (twice.final_answer or "")
+    assert grade_case(twice, case, DOMAIN.tool_specs()).passed
+    verdict = grade_case(dropped, case, DOMAIN.tool_specs())
+    assert not verdict.passed and "fact0" in [failure.check_id for failure in verdict.failures()]
