@@ -233,8 +233,12 @@ def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
     return folder / "suites" / current.export.suite_name
 
 
-SHIPPED_SETTINGS = ("domain", "document_path", "tools", "env_bindings", "chunking", "sampling", "validation", "export")
-"""The config sections a run's cases depend on (the models and run folders do not change them)."""
+SHIPPED_SETTINGS = (
+    "domain", "document_path", "tools", "env_bindings", "chunking", "sampling", "validation", "checks", "references",
+    "scenarios", "export",
+)  # fmt: skip
+"""The config sections a run's cases depend on (the models and run folders do not change them; the gated
+``checks``, ``references`` and ``scenarios`` keys do)."""
 
 
 def _sections(path: Path) -> dict[str, object]:
