@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from generators.artifacts import Outcome
 from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
+from mantra_env.case import SolverModes
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.userfiles import load_yaml, read_text
 
@@ -162,6 +163,14 @@ class ValidationSettings(_Strict):
             " it off so that their suites regenerate byte for byte."
         ),
     )
+    canonical_lists: bool = Field(
+        default=False,
+        description=(
+            "The compliant witness (the oracle's plan) holds each list argument's items in canonical order (sorted"
+            " where the world model allows), so list-argument witnesses are shaped at their own length: fast. Set it"
+            " to true in new configs; the shipped configs leave it off so that their suites regenerate byte for byte."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)
@@ -171,6 +180,16 @@ class ValidationSettings(_Strict):
         "once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
         "recordings replay; new configs set it.",
     )
+
+    @property
+    def solver_modes(self) -> SolverModes:
+        """The solver modes these settings switch on (the ones each exported case records)."""
+        modes = SolverModes()
+        if self.refuse_invented_ids:
+            modes["refuse_invented_ids"] = True
+        if self.canonical_lists:
+            modes["canonical_lists"] = True
+        return modes
 
 
 class CheckSettings(_Strict):
