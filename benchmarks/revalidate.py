@@ -41,7 +41,7 @@ from benchmarks.env import calibration
 from generators.solver_memo import MemoEntry, SolverMemo
 from mantra_cli.validate import judge, recheck, selected
 from mantra_env.authoring import DEFAULT_BOUND, validate_case, validation_record
-from mantra_env.case import Case, SolverModes
+from mantra_env.case import Case, SolverModes, modes_on
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 
@@ -216,11 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--refuse-invented-ids", action="store_true", help="validate every case refusing invented ids (config key)"
     )
     args = parser.parse_args(argv)
-    modes = SolverModes()
-    if args.canonical_lists:
-        modes["canonical_lists"] = True
-    if args.refuse_invented_ids:
-        modes["refuse_invented_ids"] = True
+    modes = modes_on(refuse_invented_ids=args.refuse_invented_ids, canonical_lists=args.canonical_lists)
     rows: list[dict[str, Any]] = []
     if args.from_json:
         rows = [json.loads(line) for path in args.from_json for line in path.read_text(encoding="utf-8").splitlines()]

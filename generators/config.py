@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from generators.artifacts import Outcome
 from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
-from mantra_env.case import SolverModes
+from mantra_env.case import SolverModes, modes_on
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.userfiles import load_yaml, read_text
 
@@ -184,12 +184,7 @@ class ValidationSettings(_Strict):
     @property
     def solver_modes(self) -> SolverModes:
         """The solver modes these settings switch on (the ones each exported case records)."""
-        modes = SolverModes()
-        if self.refuse_invented_ids:
-            modes["refuse_invented_ids"] = True
-        if self.canonical_lists:
-            modes["canonical_lists"] = True
-        return modes
+        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
 
 
 class CheckSettings(_Strict):

@@ -96,6 +96,16 @@ class SolverModes(TypedDict, total=False):
     canonical_lists: bool
 
 
+def modes_on(*, refuse_invented_ids: bool = False, canonical_lists: bool = False) -> SolverModes:
+    """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
+    modes = SolverModes()
+    if refuse_invented_ids:
+        modes["refuse_invented_ids"] = True
+    if canonical_lists:
+        modes["canonical_lists"] = True
+    return modes
+
+
 class ValidationRecord(BaseModel):
     """How a case was validated against its world model."""
 
@@ -136,12 +146,7 @@ class ValidationRecord(BaseModel):
     @property
     def solver_modes(self) -> SolverModes:
         """The ``CaseSolver`` options of the modes the case was validated in (only those that are on)."""
-        modes = SolverModes()
-        if self.refuse_invented_ids:
-            modes["refuse_invented_ids"] = True
-        if self.canonical_lists:
-            modes["canonical_lists"] = True
-        return modes
+        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
 
 
 class Provenance(BaseModel):
