@@ -14,6 +14,9 @@ machine that gets busier mid-run is accounted for. On a shared machine the worke
 wall figures swing with the neighbours' load; the CPU seconds of the worker, scaled by the same loop timed in CPU
 seconds (``cpu_calibration_us``), are the figures that stay comparable there. Targets (issue 32, at the
 reference): median <= 0.3 s, p90 <= 3 s, no case over 60 s, everything <= 5 minutes on two cores.
+
+``--canonical-lists`` and ``--refuse-invented-ids`` validate every case in those solver modes (as a generation
+config's ``validation`` keys of the same names would have), whatever its record says: what new suites will cost.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from benchmarks.env import calibration
 from generators.solver_memo import MemoEntry, SolverMemo
 from mantra_cli.validate import judge, recheck, selected
 from mantra_env.authoring import DEFAULT_BOUND, validate_case, validation_record
-from mantra_env.case import Case
+from mantra_env.case import Case, SolverModes, modes_on
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 
@@ -80,11 +83,20 @@ def _memo_arguments(case: Case, domain: Domain) -> dict[str, Any]:
     checks = [check.model_dump(mode="json") for check in case.checks]
     tools = [tool.model_dump(mode="json") for tool in domain.tool_specs()]
     return {"model": case.world_model, "checks": checks, "bound": bound, "initial": case.scenario.valuation,
-            "tools": tools, "query": "revalidate"}  # fmt: skip
+            "tools": tools, "query": "revalidate", **case.validation.solver_modes}  # fmt: skip
 
 
-def measure(suite: str, case: Case, every: int, memo: str | None) -> dict[str, Any]:
-    """One case's row: its verdict, wall and CPU seconds, the phase breakdown and the calibration beside it."""
+def in_modes(case: Case, modes: SolverModes) -> Case:
+    """``case`` as if validated in ``modes`` too (the benchmark's ``--canonical-lists``, ``--refuse-invented-ids``)."""
+    if not modes:
+        return case
+    return case.model_copy(update={"validation": case.validation.model_copy(update=dict(modes))})
+
+
+def measure(suite: str, case: Case, every: int, memo: str | None, modes: SolverModes | None = None) -> dict[str, Any]:
+    """One case's row: its verdict, wall and CPU seconds, the phase breakdown and the calibration beside it
+    (``modes``: solver modes forced on, see the module docstring)."""
+    case = in_modes(case, modes or SolverModes())
     domain = _domain(case.domain)
     calibration_us, cpu_calibration_us = _calibrated(every)
     timings: dict[str, float] = {}
@@ -94,7 +106,7 @@ def measure(suite: str, case: Case, every: int, memo: str | None) -> dict[str, A
     entry = store.load(key) if store is not None else None
     bound = case.validation.trace_bound or DEFAULT_BOUND
     if entry is not None and entry.backward is not None and entry.witness is not None:
-        record = validation_record(bound, entry.forward, entry.backward, entry.witness)
+        record = validation_record(bound, entry.forward, entry.backward, entry.witness, case.validation.solver_modes)
         outcome = judge(suite, case, record, [entry.forward, *entry.backward, entry.witness])
     elif store is None:
         outcome = recheck(suite, case, domain, timings)
@@ -118,6 +130,7 @@ def measure(suite: str, case: Case, every: int, memo: str | None) -> dict[str, A
         "cpu_calibration_us": cpu_calibration_us,
         "memo": entry is not None,
         "why": outcome.why,
+        **({"modes": sorted(case.validation.solver_modes)} if case.validation.solver_modes else {}),
     }
 
 
@@ -196,7 +209,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--from-json", nargs="+", type=Path, metavar="ROWS", help="only print the report of rows written by --json"
     )
     parser.add_argument("--calibrate-every", type=int, default=10, metavar="N", help="cases between calibrations")
+    parser.add_argument(
+        "--canonical-lists", action="store_true", help="validate every case with canonical list order (config key)"
+    )
+    parser.add_argument(
+        "--refuse-invented-ids", action="store_true", help="validate every case refusing invented ids (config key)"
+    )
     args = parser.parse_args(argv)
+    modes = modes_on(refuse_invented_ids=args.refuse_invented_ids, canonical_lists=args.canonical_lists)
     rows: list[dict[str, Any]] = []
     if args.from_json:
         rows = [json.loads(line) for path in args.from_json for line in path.read_text(encoding="utf-8").splitlines()]
@@ -210,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"calibration: sum(range(1000)) takes {calibration():.2f} us, {cpu_calibration():.2f} us CPU (before the run)",
         flush=True,
     )
+    if modes:
+        print(f"solver modes forced on: {', '.join(sorted(modes))}", flush=True)
 
     def keep(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -225,10 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.jobs <= 1:
             for suite, _, case in chosen:
-                keep(measure(suite, case, every, args.memo))
+                keep(measure(suite, case, every, args.memo, modes))
         else:
             with ProcessPoolExecutor(args.jobs) as pool:
-                futures = [pool.submit(measure, suite, case, every, args.memo) for suite, _, case in chosen]
+                futures = [pool.submit(measure, suite, case, every, args.memo, modes) for suite, _, case in chosen]
                 for future in futures:
                     keep(future.result())
     finally:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from generators.artifacts import Outcome
 from generators.records import DEFAULT_BUDGET_CHARS
 from generators.sampling import SamplingSettings
+from mantra_env.case import SolverModes, modes_on
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.userfiles import load_yaml, read_text
 
@@ -167,6 +168,14 @@ class ValidationSettings(_Strict):
             " it off so that their suites regenerate byte for byte."
         ),
     )
+    canonical_lists: bool = Field(
+        default=False,
+        description=(
+            "The compliant witness (the oracle's plan) holds each list argument's items in canonical order (sorted"
+            " where the world model allows), so list-argument witnesses are shaped at their own length: fast. Set it"
+            " to true in new configs; the shipped configs leave it off so that their suites regenerate byte for byte."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)
@@ -176,6 +185,11 @@ class ValidationSettings(_Strict):
         "once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
         "recordings replay; new configs set it.",
     )
+
+    @property
+    def solver_modes(self) -> SolverModes:
+        """The solver modes these settings switch on (the ones each exported case records)."""
+        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
 
 
 class CheckSettings(_Strict):

@@ -28,7 +28,7 @@ from generators.answer_gate import ANSWER_REASONS, answer_gate
 from generators.artifacts import Outcome, SampleValidation, Scenario, ScenarioOutcome
 from generators.screening import ORACLE_REASONS, screen_case
 from generators.worldgen import case_internal, with_goal
-from mantra_env.case import Case, PlannedCall, Provenance, Suite, SuiteManifest, ValidationRecord
+from mantra_env.case import Case, PlannedCall, Provenance, SolverModes, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
@@ -73,8 +73,10 @@ def build_case(
     relevant_tools: Sequence[str],
     bound: int,
     provenance: Provenance,
+    modes: SolverModes | None = None,
 ) -> Case:
-    """The case of one validated scenario (``outcome``: its outcome in ``validation``)."""
+    """The case of one validated scenario (``outcome``: its outcome in ``validation``; ``modes``: the solver modes
+    it was validated in, which its record keeps for re-validation and the oracle)."""
     draft = scenario.draft
     history = [entry for entry in validation.history if entry.get("scenario") in (scenario.id, None)]
     model = with_goal(parse_model(validation.model), validation.goals.get(scenario.id, []))
@@ -100,6 +102,7 @@ def build_case(
             history=history,
             locks=list(validation.locks),
             reviewer=outcome.reviewer,
+            **(modes or SolverModes()),
         ),
         provenance=provenance,
     )

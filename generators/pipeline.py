@@ -440,6 +440,7 @@ class Pipeline:
                             relevance[sample.id].tools,
                             self.config.validation.z3_trace_bound,
                             provenance,
+                            self.config.validation.solver_modes,
                         )
                     )
         completed = await self.complete_oracle_arguments(candidates)

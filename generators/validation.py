@@ -188,8 +188,8 @@ class _Loop:
             "initial": initial_state(self.initial, self.scenarios[sid]),
             "tools": self.data.tools,
             "timeout_ms": self.settings.timeout_ms,
-            # only when on, so that memo keys of configs without the option stay what they were
-            **({"refuse_invented_ids": True} if self.settings.refuse_invented_ids else {}),
+            # only those on, so that memo keys of configs without the options stay what they were
+            **self.settings.solver_modes,
         }
 
     def _solver(self, sid: str) -> CaseSolver:

@@ -29,6 +29,7 @@ from mantra_env.case import (
     PlannedCall,
     Provenance,
     Scenario,
+    SolverModes,
     Suite,
     SuiteManifest,
     ValidationRecord,
@@ -131,9 +132,11 @@ def validate_case(
 
     ``timings``, if given, receives where the time went, in seconds: ``build`` (encoding and loading the formula),
     ``forward``, ``backward`` and ``witness`` (the queries' own solves), and the witness passes ``shortest``,
-    ``readable`` and ``canonical`` (benchmarks/revalidate.py reports what dominates)."""
+    ``readable`` and ``canonical`` (benchmarks/revalidate.py reports what dominates). The queries run in the solver
+    modes the case was validated in (``case.validation.solver_modes``), which the record returned keeps."""
     started = time.perf_counter()
-    solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools)
+    modes = case.validation.solver_modes
+    solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools, **modes)
     if timings is not None:
         solver.pass_seconds = timings
         solver.solver  # noqa: B018 -- built here, so that the first query's time is its own
@@ -144,14 +147,19 @@ def validate_case(
     if timings is not None:
         for query, solved in (("forward", [forward]), ("backward", backward), ("witness", [witness])):
             timings[query] = sum(result.seconds for result in solved)
-    return validation_record(bound, forward, backward, witness), [forward, *backward, witness]
+    return validation_record(bound, forward, backward, witness, modes), [forward, *backward, witness]
 
 
 def validation_record(
-    bound: int, forward: QueryResult, backward: Sequence[QueryResult], witness: QueryResult
+    bound: int,
+    forward: QueryResult,
+    backward: Sequence[QueryResult],
+    witness: QueryResult,
+    modes: SolverModes | None = None,
 ) -> ValidationRecord:
     """The validation record of a case from its queries' results: validated if forward and every backward query
-    are consistent and a compliant witness was found."""
+    are consistent and a compliant witness was found; ``modes``: the solver modes they ran in
+    (``ValidationRecord.solver_modes``)."""
     results = [forward, *backward, witness]
     backward_status = (
         "unknown" if any(r.status == "unknown" for r in backward)
@@ -165,6 +173,7 @@ def validation_record(
         forward=forward.status if forward.status != "found" else None,
         backward=backward_status,
         history=[{"query": r.query, "check_id": r.check_id, "status": r.status} for r in results],
+        **(modes or SolverModes()),
     )
 
 

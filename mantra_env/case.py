@@ -11,7 +11,7 @@ import json
 import numbers
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -88,6 +88,24 @@ class Scenario(BaseModel):
         return {**self.external, **self.internal}
 
 
+class SolverModes(TypedDict, total=False):
+    """``CaseSolver`` options a case was validated with: a validation record's fields and a generation config's
+    ``validation`` keys of the same names."""
+
+    refuse_invented_ids: bool
+    canonical_lists: bool
+
+
+def modes_on(*, refuse_invented_ids: bool = False, canonical_lists: bool = False) -> SolverModes:
+    """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
+    modes = SolverModes()
+    if refuse_invented_ids:
+        modes["refuse_invented_ids"] = True
+    if canonical_lists:
+        modes["canonical_lists"] = True
+    return modes
+
+
 class ValidationRecord(BaseModel):
     """How a case was validated against its world model."""
 
@@ -112,6 +130,23 @@ class ValidationRecord(BaseModel):
     reviewer: str | None = Field(
         default=None, description="Who accepted the case in the review UI (None: validated by the solver alone)."
     )
+    # The solver modes the case was validated in (a generation config's validation keys of the same names);
+    # re-validation and the oracle ask the solver in the same modes. Left out when off: older suites keep their bytes.
+    refuse_invented_ids: bool = Field(
+        default=False,
+        exclude_if=lambda on: not on,
+        description="Validated with calls on identifiers nobody could know left out of every trace.",
+    )
+    canonical_lists: bool = Field(
+        default=False,
+        exclude_if=lambda on: not on,
+        description="Validated with list arguments' items in canonical order in the compliant witness.",
+    )
+
+    @property
+    def solver_modes(self) -> SolverModes:
+        """The ``CaseSolver`` options of the modes the case was validated in (only those that are on)."""
+        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
 
 
 class Provenance(BaseModel):

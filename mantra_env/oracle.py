@@ -89,14 +89,16 @@ def _solve_plan(case: Case, tools: Sequence[ToolSpec], horizon: int) -> list[Act
 
 
 def compliant_witness(case: Case, tools: Sequence[ToolSpec], horizon: int) -> Witness:
-    """The case's canonical compliant witness within ``horizon`` steps (see the module docstring)."""
+    """The case's canonical compliant witness within ``horizon`` steps (see the module docstring), in the solver
+    modes the case was validated in (``case.validation.solver_modes``)."""
+    modes = case.validation.solver_modes
     key = json.dumps(
         [case.world_model, [c.model_dump(mode="json") for c in case.checks], case.scenario.valuation,
-         [t.model_dump(mode="json") for t in tools], horizon],
+         [t.model_dump(mode="json") for t in tools], horizon, modes],
         sort_keys=True, default=str,
     )  # fmt: skip
     if key not in _WITNESSES:
-        solver = CaseSolver(case.world_model, case.checks, horizon, case.scenario.valuation, tools)
+        solver = CaseSolver(case.world_model, case.checks, horizon, case.scenario.valuation, tools, **modes)
         result = solver.compliant_witness()
         if result.status != "found" or result.witness is None:
             raise OracleError(f"case {case.id}: no compliant trace within {horizon} steps ({result.status})")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks.revalidate import PHASES, main, percentile, scaled, shipped_suites
+from mantra_env import authoring
+from mantra_env.smt import CaseSolver
 
 CASES = ["fig1-case1", "fig1-case2"]
 
@@ -49,3 +52,26 @@ def test_figures_scale_to_the_reference_and_p90_is_nearest_rank() -> None:
     assert percentile([float(n) for n in range(1, 11)], 0.9) == 9.0
     assert percentile([5.0], 0.9) == 5.0
     assert {Path(folder).name for folder in shipped_suites()} >= {"starter", "generated"}
+
+
+def test_modes_forced_on_reach_the_solver_the_rows_and_the_memo_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[dict[str, object]] = []
+    real = authoring.CaseSolver
+
+    def spy(*args: Any, **kwargs: Any) -> CaseSolver:
+        asked.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(authoring, "CaseSolver", spy)
+    rows_path, memo = tmp_path / "rows.jsonl", tmp_path / "memo"
+    argv = ["--suite", "operations/starter", "--cases", CASES[0], "--json", str(rows_path), "--memo", str(memo)]
+    assert main([*argv, "--canonical-lists", "--refuse-invented-ids"]) == 0
+    assert "solver modes forced on: canonical_lists, refuse_invented_ids" in capsys.readouterr().out
+    assert asked == [{"refuse_invented_ids": True, "canonical_lists": True}]
+    (row,) = [json.loads(line) for line in rows_path.read_text().splitlines()]
+    assert row["modes"] == ["canonical_lists", "refuse_invented_ids"] and row["verdict"] == "valid"
+    assert main(argv) == 0  # off: another memo key, so solved again, in the default modes
+    (row,) = [json.loads(line) for line in rows_path.read_text().splitlines()]
+    assert row["memo"] is False and "modes" not in row and asked[-1] == {}

@@ -348,7 +348,7 @@ def create_app(run: ReviewRun, token: str, reviewer: str, solver: SolveTarget = 
             reason = str(form.get("reason", ""))
             if action == "solve":
                 scenario = run.scenarios(sample_id)[scenario_id]
-                task = SolveTask(review, scenario, list(run.tools), run.bound, run.refuse_invented_ids)
+                task = SolveTask(review, scenario, list(run.tools), run.bound, run.solver_modes)
                 # in a worker thread: the spawned child reads its task only once its interpreter is up
                 await run_in_threadpool(jobs.start, (sample_id, scenario_id), review.revision, task)
                 return RedirectResponse(link(case_path(sample_id, scenario_id)), status_code=303)

@@ -12,6 +12,7 @@ from generators.document import DocumentGraph
 from generators.pipeline import SamplesArtifact, ScenarioSet, domain_tools
 from generators.review.state import SampleReview, load_review, start_review
 from generators.rundir import RunDir
+from mantra_env.case import SolverModes
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError
 from mantra_env.tools import ToolSpec
@@ -64,8 +65,8 @@ class ReviewRun:
         return self.config.validation.z3_trace_bound
 
     @property
-    def refuse_invented_ids(self) -> bool:
-        return self.config.validation.refuse_invented_ids
+    def solver_modes(self) -> SolverModes:
+        return self.config.validation.solver_modes
 
     @cached_property
     def _graph(self) -> DocumentGraph | None:

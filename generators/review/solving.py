@@ -15,6 +15,7 @@ from typing import Literal
 
 from generators.artifacts import Scenario
 from generators.review.state import SampleReview, SolverReport, solve
+from mantra_env.case import SolverModes
 from mantra_env.tools import ToolSpec
 
 _CONTEXT = multiprocessing.get_context("spawn")  # a fresh interpreter: no lock of the app's threads is copied
@@ -30,7 +31,7 @@ class SolveTask:
     scenario: Scenario
     tools: list[ToolSpec]
     bound: int
-    refuse_invented_ids: bool = False
+    modes: SolverModes = dataclasses.field(default_factory=SolverModes)
 
 
 def solve_in_child(task: SolveTask, pipe: Connection) -> None:
@@ -40,7 +41,7 @@ def solve_in_child(task: SolveTask, pipe: Connection) -> None:
         pipe.send(("phase", name))
 
     try:
-        report = solve(task.review, task.scenario, task.tools, task.bound, task.refuse_invented_ids, phase=phase)
+        report = solve(task.review, task.scenario, task.tools, task.bound, task.modes, phase=phase)
     except Exception as error:  # any: the reviewer reads it on the case page instead of a dead job
         report = SolverReport(None, [], None, error=f"the solver failed: {type(error).__name__}: {error}")
     pipe.send(("report", report))

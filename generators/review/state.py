@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from generators.artifacts import SampleValidation, Scenario
 from generators.rundir import write_text
 from generators.worldgen import initial_state, with_goal
-from mantra_env.case import CaseCheck
+from mantra_env.case import CaseCheck, SolverModes
 from mantra_env.errors import MantraError
 from mantra_env.files import LockHeld, exclusive_lock
 from mantra_env.smt import CaseSolver, QueryResult
@@ -302,12 +302,12 @@ def solve(
     scenario: Scenario,
     tools: Sequence[ToolSpec],
     bound: int,
-    refuse_invented_ids: bool = False,
+    modes: SolverModes | None = None,
     *,
     phase: Callable[[str], None] = lambda name: None,
 ) -> SolverReport:
     """Forward, backward and compliant-witness queries of one scenario (witnesses shortened for reading), as the
-    run's validation asked them (``refuse_invented_ids``: the config's option of that name); ``phase`` is told
+    run's validation asked them (``modes``: the config's solver modes); ``phase`` is told
     the name of each query before it runs."""
     sid = scenario.id
     try:
@@ -317,7 +317,7 @@ def solve(
             bound,
             initial_state(review.initial, scenario),
             tools,
-            refuse_invented_ids=refuse_invented_ids,
+            **(modes or SolverModes()),
         )
     except (MantraError, DslError) as error:
         return SolverReport(None, [], None, error=str(error))

@@ -56,7 +56,7 @@ from mantra_env.case import CaseCheck
 from mantra_env.checks import Check, atoms, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import SEMANTICS, UNSTATED_BASE, Encoding, EncodingError, Semantics
-from mantra_env.smt.layout import Slot, id_value, slot_sort, value_key, z3_sort
+from mantra_env.smt.layout import Column, Slot, id_value, slot_sort, value_key, z3_sort
 from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
@@ -202,6 +202,9 @@ class CaseSolver:
         refuse_invented_ids: in the refusal mode, leave out of every trace a call whose identifier argument names
             no record anybody could know (``Encoding``; off by default, a generation config's
             ``validation.refuse_invented_ids``).
+        canonical_lists: the compliant witness holds each list argument's items in canonical order
+            (:meth:`_ordered`), so it is shaped at its own length like any other witness; off by default (a
+            generation config's ``validation.canonical_lists``: the order of shipped plans is the solver's).
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -219,6 +222,7 @@ class CaseSolver:
         mode: Mode = DEFAULT_MODE,
         list_bound: int | None = None,
         refuse_invented_ids: bool = False,
+        canonical_lists: bool = False,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -247,6 +251,7 @@ class CaseSolver:
         except EncodingError as error:
             raise SmtInputError(str(error)) from None
         self.timeout_ms = timeout_ms
+        self.canonical_lists = canonical_lists
         # what :meth:`_at_bound` needs to encode the same case at another bound
         self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound, refuse_invented_ids)
         self._shorter: dict[int, CaseSolver] = {}  # this case at shorter bounds, by bound (:meth:`_at_bound`)
@@ -370,8 +375,9 @@ class CaseSolver:
     def compliant_witness(self) -> QueryResult:
         """The canonical compliant trace: among the traces (within the bound) that satisfy the world model, the
         goal and every check, the shortest, then the one whose reads come as early as the world model allows,
-        then the first in tool-index order step by step. It is reproducible, and since a read is taken
-        wherever one fits, the oracle replaying it reads before it writes whenever the model allows."""
+        then the first in tool-index order step by step (with ``canonical_lists``, then each list argument's
+        items in canonical order, :meth:`_ordered`). It is reproducible, and since a read is taken wherever one
+        fits, the oracle replaying it reads before it writes whenever the model allows."""
         assumptions = [*self._checks(), *self._world(), *self._fit()]
         started = time.perf_counter()
         first, found = self._first_fit(assumptions), None
@@ -383,11 +389,11 @@ class CaseSolver:
                 return result
             solver, model = self._shortened(assumptions, found)
         witness = solver._shaped(solver._translated(assumptions), model)
-        if solver is not self and self._lists_in(witness):
-            # The order of a list argument's items is the solver's free choice, which no pass fixes: shaped at
-            # another length, two shipped retail plans came out permuted. Until that order is canonicalised
-            # (new suite versions), a witness with a list argument is shaped at the bound as before, so that
-            # stored oracle plans stay what they are (this solver has made no other query since its first).
+        if solver is not self and not self.canonical_lists and self._lists_in(witness):
+            # Without canonical_lists the order of a list argument's items is the solver's free choice: shaped
+            # at another length, two shipped retail plans came out permuted. So a witness with a list argument is
+            # shaped at the bound as before, and stored oracle plans stay what they are (this solver has made no
+            # other query since its first).
             if found is None:
                 result, found = self._run("witness", assumptions, None)
                 if found is None:  # cannot be: a shorter encoding found a trace
@@ -397,10 +403,83 @@ class CaseSolver:
 
     def _shaped(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> Witness:
         model = self._canonical(assumptions, model)
+        if self.canonical_lists:
+            model, pinned = self._ordered(assumptions, model)
+            assumptions = [*assumptions, *pinned]  # the readable pass solves again: it keeps the items' order
         # the scenario's own values where they fit; a value nothing asks for is marked (the oracle leaves it to
         # the case's bindings), so no argument carries another parameter's literal by accident
         model = self._readable(assumptions, model)
         return self._witness(model, (), goal=False)
+
+    @_timed_pass("canonical")
+    def _ordered(self, assumptions: list[z3.BoolRef], model: z3.ModelRef) -> tuple[z3.ModelRef, list[z3.BoolRef]]:
+        """The same calls with each list argument's items in canonical order where the world model allows:
+        step by step, argument by argument in the tool's parameter order, the items sorted by
+        :meth:`_item_key` (named values by their JSON text, numbers by value, unnamed values last) if that
+        order fits, else as the solver has them. Returns the model and one literal per list argument that pins
+        its items, for the passes after this one (which solve again) to keep.
+
+        Why: the items' order is the solver's free choice, which differs between encodings of the same case
+        (at the bound and at the witness's own length); sorted, it is the same in both. A list paired by
+        position with another (``exchange(item_ids, new_item_ids)``) is sorted first and the other follows
+        the pairs (its own sort does not fit then)."""
+        layout, length = self.encoding.layout, self._length(model)
+        fixed = [self._int(f"t_{i}") == model.eval(self._int(f"t_{i}"), model_completion=True) for i in range(length)]
+        if length < self.encoding.bound:
+            fixed.append(self._int(f"t_{length}") == self.encoding.noop)
+        pinned: list[z3.BoolRef] = []
+        for i in range(length):
+            tool = layout.tools[model.eval(self._int(f"t_{i}"), model_completion=True).as_long()]
+            for slot in layout.slots[tool].values():
+                if slot.sort != "List" or (slot.optional and not self._true(model, slot.flag(i))):
+                    continue
+                count = min(max(model.eval(self._int(slot.var(i)), model_completion=True).as_long(), 0), slot.width)
+                items = [
+                    [model.eval(self._item(c, i, k), model_completion=True) for c in slot.columns] for k in range(count)
+                ]
+                order = sorted(range(count), key=lambda k: self._item_key(slot, items[k]))
+                pin = self._pin_items(slot, i, [items[k] for k in order])
+                found = self._fits([*assumptions, *fixed, *pinned, pin]) if order != sorted(order) else model
+                if found is None:  # the world model needs the solver's order (or the budget ran out): keep that
+                    pin = self._pin_items(slot, i, items)
+                else:
+                    model = found
+                pinned.append(pin)
+        return model, pinned
+
+    def _pin_items(self, slot: Slot, step: int, items: Sequence[Sequence[z3.ExprRef]]) -> z3.BoolRef:
+        """A literal that makes the list ``slot`` at ``step`` hold exactly ``items`` (values per column), in order."""
+        held = [
+            self._item(c, step, k) == value
+            for k, item in enumerate(items)
+            for c, value in zip(slot.columns, item, strict=True)
+        ]
+        return self._guard(f"order_{step}_{slot.index}", z3.And(self._int(slot.var(step)) == len(items), *held))
+
+    def _item(self, column: Column, step: int, k: int) -> z3.ExprRef:
+        """The Z3 constant of item ``k`` of a list column at ``step``."""
+        name = column.var(step, k)
+        if column.sort == "Bool":
+            return self._bool(name)
+        return z3.Real(name, self._ctx) if column.sort == "Real" else self._int(name)
+
+    def _item_key(self, slot: Slot, item: Sequence[z3.ExprRef]) -> tuple[tuple[int, Fraction, str], ...]:
+        """The canonical sort key of a list item (its columns' values in ``slot``'s column order): numbers and
+        Booleans by value, enum members and named strings by their JSON text, then unnamed values (the solver's
+        integers, which name nothing) last."""
+        key = []
+        for column, value in zip(slot.columns, item, strict=True):
+            if column.sort == "Bool":
+                key.append((0, Fraction(int(z3.is_true(value))), ""))
+                continue
+            number = value.as_fraction() if column.sort == "Real" else Fraction(value.as_long())
+            if column.enum is not None and 0 <= number < len(column.enum):
+                key.append((1, Fraction(0), json.dumps(column.enum[int(number)])))
+            elif column.sort == "Id" and int(number) in self.encoding.layout.by_id:
+                key.append((1, Fraction(0), self.encoding.layout.by_id[int(number)]))
+            else:
+                key.append((0 if column.sort in ("Int", "Real") and column.enum is None else 2, number, ""))
+        return tuple(key)
 
     def _lists_in(self, witness: Witness) -> bool:
         """Some call of ``witness`` passes a list argument."""
@@ -480,7 +559,16 @@ class CaseSolver:
         if found is None:
             checked, entries, initial, mode, list_bound, refuse_invented_ids = self._inputs
             found = CaseSolver(
-                checked, entries, bound, initial, None, self.timeout_ms, mode, list_bound, refuse_invented_ids
+                checked,
+                entries,
+                bound,
+                initial,
+                None,
+                self.timeout_ms,
+                mode,
+                list_bound,
+                refuse_invented_ids,
+                self.canonical_lists,
             )
             found.pass_seconds = self.pass_seconds  # passes run on the shorter encoding are this solver's passes
             self._shorter[bound] = found

@@ -273,3 +273,18 @@ def test_check_provenance_records_the_checks_stage_or_the_judges_stage_and_round
     assert by_case["ops-mini-s000-1"]["inventory_first"] == f"locus_reassessment round {added['round']}"
     others = [by for checks in by_case.values() for cid, by in checks.items() if cid != "inventory_first"]
     assert others and set(others) == {"checks"}
+
+
+def test_the_configs_solver_modes_are_recorded_in_each_exported_case(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]]
+) -> None:
+    reference, _ = finished
+    assert reference.suite_dir is not None
+    assert b"canonical_lists" not in (reference.suite_dir / "suite.jsonl").read_bytes()  # off by default
+    config = load_config(FIXTURE / "config.yaml")
+    config = config.model_copy(update={"validation": config.validation.model_copy(update={"canonical_lists": True})})
+    result = run_pipeline(config, tmp_path / "run")
+    assert result.suite_dir is not None
+    suite = load_suite(result.suite_dir)
+    # re-validation and the oracle read the mode from here (mantra validate, authoring.validate_case)
+    assert suite.cases and all(case.validation.solver_modes == {"canonical_lists": True} for case in suite.cases)

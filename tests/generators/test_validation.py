@@ -262,7 +262,7 @@ def test_a_scenario_whose_valuation_does_not_fit_the_model_waits_for_a_person_wi
     assert entry["status"] == "unknown" and "item_name" in str(entry["reason"])
 
 
-def test_the_configs_refuse_invented_ids_reaches_the_solver_and_only_then_its_memo_key(tmp_path: Path) -> None:
+def test_the_configs_solver_modes_reach_the_solver_and_only_then_its_memo_key(tmp_path: Path) -> None:
     full = RECORDED["smt_full_pass/s000#1"]
     schema = WorldModelSchema.model_validate(RECORDED["smt_schema_prepass/s000#0"])
     world = WorldModelArtifact(sample_id="t", schema_prepass=schema, model=full["model"], initial=schema.initial,
@@ -277,14 +277,20 @@ def test_the_configs_refuse_invented_ids_reaches_the_solver_and_only_then_its_me
     )
     config = _config(tmp_path, {})
     assert config.validation.refuse_invented_ids is False  # a config without the key: as before
+    assert config.validation.canonical_lists is False
     on = parse_config(
-        "document_path: m.md\ndomain: operations\nvalidation: {refuse_invented_ids: true}\n", "cfg", tmp_path
+        "document_path: m.md\ndomain: operations\nvalidation: {refuse_invented_ids: true, canonical_lists: true}\n",
+        "cfg",
+        tmp_path,
     ).validation
     off_loop = _Loop(UndecidedJudge(), data, config.validation)  # type: ignore[arg-type]
     on_loop = _Loop(UndecidedJudge(), data, on)  # type: ignore[arg-type]
-    assert "refuse_invented_ids" not in off_loop._solver_arguments("t-1")  # memo keys of old configs unchanged
+    off_arguments = off_loop._solver_arguments("t-1")  # memo keys of old configs unchanged
+    assert "refuse_invented_ids" not in off_arguments and "canonical_lists" not in off_arguments
     assert off_loop._solver("t-1").encoding.known_ids_only is False
     assert on_loop._solver("t-1").encoding.known_ids_only is True
+    assert (off_loop._solver("t-1").canonical_lists, on_loop._solver("t-1").canonical_lists) == (False, True)
+    assert on.solver_modes == {"refuse_invented_ids": True, "canonical_lists": True}  # what its cases record
 
 
 ADD_CHECK = {

@@ -93,3 +93,46 @@ def test_validate_case_reports_where_the_time_went_only_when_asked() -> None:
     assert record.status == "validated"
     assert set(timings) == {"build", "forward", "backward", "witness", "shortest", "readable", "canonical"}
     assert all(seconds > 0 for seconds in timings.values())
+
+
+# escalate_to_manager ignores which request it escalates; only HW-1 is named anywhere. Refusing invented ids, an
+# escalation of another request cannot happen, so the case validates; without it, escalating an invented request
+# first leaves the check's call refused: a conflict.
+ID_BLIND = """
+(model
+  (var escalated Bool)
+  (transition escalate_to_manager
+    (params (request_id req))
+    (pre  (= escalated false))
+    (post (= (next escalated) true)))
+  (goal escalated))
+"""
+
+
+def _id_blind(refuse_invented_ids: bool) -> Case:
+    record = ValidationRecord(status="validated", trace_bound=3, refuse_invented_ids=refuse_invented_ids)
+    return FIRST.model_copy(
+        update={
+            "id": "id-blind",
+            "world_model": ID_BLIND,
+            "checks": [CaseCheck(id="esc", check='CALL escalate_to_manager(request_id="HW-1")', author="human")],
+            "scenario": FIRST.scenario.model_copy(update={"external": {}, "internal": {"escalated": False}}),
+            "validation": record,
+            "oracle_plan": None,
+        }
+    )
+
+
+def test_a_case_validated_refusing_invented_ids_is_revalidated_in_that_mode() -> None:
+    record, results = validate_case(_id_blind(True), DOMAIN.tool_specs(), 3)
+    assert record.status == "validated" and record.refuse_invented_ids  # the returned record keeps the mode
+    assert results[0].status == "consistent"
+    dropped, results = validate_case(_id_blind(False), DOMAIN.tool_specs(), 3)  # what the mode dropped would say
+    assert dropped.status == "awaiting_human" and results[0].status == "conflict"
+
+
+def test_mantra_validate_asks_in_the_mode_the_case_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--suite", str(user_suite(tmp_path / "on", [_id_blind(True)]))]) == 0
+    assert "valid    operations/mine id-blind (h=3)" in capsys.readouterr().out
+    assert main(["--suite", str(user_suite(tmp_path / "off", [_id_blind(False)]))]) == EXIT_INVALID
+    assert "invalid  operations/mine id-blind (h=3)" in capsys.readouterr().out

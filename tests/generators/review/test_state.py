@@ -4,12 +4,14 @@ decision carried through re-validation (locks honoured) and export (counted apar
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generators.artifacts import SampleValidation
 from generators.config import load_config
 from generators.pipeline import run_pipeline
+from generators.review import state
 from generators.review.run import ReviewRun
 from generators.review.state import (
     ReviewError,
@@ -24,6 +26,7 @@ from generators.review.state import (
     solve,
 )
 from mantra_env.case import load_suite
+from mantra_env.smt import CaseSolver
 from tests.generators.review.conftest import FIXTURE
 
 FIX = {"op": "remove_check", "id": "delivery_before_po"}
@@ -108,3 +111,21 @@ def test_goal_and_initial_value_edits_are_typed_and_locked(run_dir: Path) -> Non
     assert {"goal:s000-1", "initial:picked"} <= set(changed.locks)
     with pytest.raises(ReviewError, match="initial value of picked"):
         change_initial(changed, "picked", "yes", run.tools, "alice")
+
+
+def test_the_review_solver_asks_in_the_run_configs_solver_modes(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config(FIXTURE / "config.yaml")
+    modes = {"canonical_lists": True, "refuse_invented_ids": True}
+    config = config.model_copy(update={"validation": config.validation.model_copy(update=modes)})
+    run = ReviewRun(run_dir, given_config=config)
+    assert run.solver_modes == modes  # what the app's solve jobs are given (SolveTask.modes)
+    asked: list[dict[str, object]] = []
+    real = state.CaseSolver
+
+    def spy(*args: Any, **kwargs: Any) -> CaseSolver:
+        asked.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(state, "CaseSolver", spy)
+    solve(run.review("s000"), run.scenarios("s000")["s000-1"], run.tools, run.bound, run.solver_modes)
+    assert asked and all(kwargs.items() >= modes.items() for kwargs in asked)
