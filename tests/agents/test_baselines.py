@@ -14,6 +14,7 @@ from generators.screening import trivial_policies
 from graders.refusals import is_refusal
 from mantra_env import registration
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
+from mantra_env.checks import Answer
 from mantra_env.env import MantraEnv
 from mantra_env.tools import ToolSpec
 
@@ -48,7 +49,8 @@ def test_decline_is_the_oracle_on_refusal_cases_and_fails_every_action_case(env_
         elif declined["verdict"].passed:
             passes_action.append(case.id)
         assert all(kinds[tool] == "read" for tool, _ in calls(declined)), case.id
-        assert declined["trace"].final_answer == REFUSAL["final_answer"]
+        if not any(isinstance(entry.check, Answer) for entry in case.checks):  # else it states the facts asked for
+            assert declined["trace"].final_answer == REFUSAL["final_answer"]
     assert differs == [] and passes_action == []
 
 

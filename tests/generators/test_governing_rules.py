@@ -175,8 +175,8 @@ def _retail_cases(count: int | None = None) -> tuple[Domain, list[Case]]:
 def test_the_refusal_share_counts_the_cases_whose_oracle_writes_nothing() -> None:
     domain, cases = _retail_cases()
     counts = outcome_counts(cases, domain, {cases[0].id: "refusal", cases[1].id: "action"})
-    # the reading of the shipped retail suite: 46 of its 80 cases are refusals
-    assert (counts["refusals"], len(cases)) == (46, 80)
+    # the shipped retail suite (v4, re-audited; v3 held 46 refusals of 80 cases): 62 of its 160 cases are refusals
+    assert (counts["refusals"], len(cases)) == (62, 160)
     assert (counts["intended_refusal"], counts["intended_action"], counts["intended_information"]) == (1, 1, 0)
 
 

@@ -31,7 +31,7 @@ def test_a_run_with_the_audit_on_records_it_in_every_case(tmp_path: Path) -> Non
 
 
 def test_the_key_off_keeps_the_stage_out_of_the_provenance() -> None:
-    shipped = Path(__file__).parents[2] / "mantra_env" / "domains" / "retail" / "suites" / "generated"
+    shipped = Path(__file__).parents[2] / "mantra_env" / "domains" / "telecom" / "suites" / "generated"
     case = load_suite(shipped).cases[0]
     assert "mutation_audit" not in case.provenance.models
     assert all(entry.get("stage") != "mutation_audit" for entry in case.validation.history)

@@ -54,7 +54,16 @@ def test_a_paired_list_follows_its_sorted_partner_and_the_order_is_the_same_ever
         assert isinstance(items, list) and items == sorted(items)
 
 
+V3_LIST_CASES = Path(__file__).parent / "fixtures" / "retail_v3_list_cases.jsonl"
+"""Two exchanges of retail v3 (validated with canonical_lists off, their plans in the solver's item order), kept
+here since v4 re-audited the suite: the cases whose stored order differs from the canonical one."""
+
+
 def _shipped(domain: str, case_id: str) -> Case:
+    if domain == "retail":
+        lines = V3_LIST_CASES.read_text(encoding="utf-8").splitlines()
+        (case,) = [c for c in map(Case.model_validate_json, lines) if c.id == case_id]
+        return case
     (case,) = [c for c in load_suite(SUITES / domain / "suites" / "generated").cases if c.id == case_id]
     return case
 
