@@ -125,7 +125,8 @@ def _reads(case: Case, domain: Domain) -> list[ToolCall]:
                 toolkit = domain.toolkit(domain.fresh_database(case.database_patch))
                 result, error = toolkit.execute(read.tool, dict(read.args))
                 found = ToolCall(step=len(shown), tool=read.tool, args=dict(read.args), result=result, error=error)
-            shown.append(found)
+            if not any(c.tool == found.tool and c.args == found.args for c in shown):  # two facts of one read
+                shown.append(found)
     for call in run:
         if not any(c.tool == call.tool and c.args == call.args for c in shown):
             shown.append(call)
@@ -143,8 +144,9 @@ def prompt(case: Case, domain: Domain, problems: Sequence[str]) -> Messages:
             "JSON result and the fact's kind; the pipeline then reads the expected value from the database. Some of "
             "yours cannot be resolved, or are missing. Below are the real results of the reads, as a compliant run "
             "sees them. List the case's ANSWER checks anew: one per fact the customer asked to be told, each with "
-            "a path the result has (fields, [k] for a list's k-th element or a mapping's key, [*] for every "
-            "element). Never free text (names, addresses): only date, time, money, number, identifier or enum. "
+            "a path the result has (.name for a field, or for a mapping's key that is a name; [k] for a list's k-th "
+            "element or a mapping's numeric key, e.g. variants[1001]; [*] for every element). Never free text "
+            "(names, addresses): only date, time, money, number, identifier or enum. "
             + SINGLE_TURN
             + "\n\n"
             + check_language(True),

@@ -162,8 +162,9 @@ OPERATORS: tuple[Operator, ...] = (
             'ANSWER CALL read(id="X").path AS kind',
             "the final answer states the fact(s) at `path` of that read's result, parsed as\n"
             "kind: date, time, money, number, identifier or enum (never free text);\n"
-            "path: fields and [k] (one fact: a list's k-th element, or a mapping's value under\n"
-            "the key k, e.g. variants[1001]) or [*] (every element or value), e.g. flights[*].date;\n"
+            "path: fields (also a mapping's key that is a name) and [k] (one fact: a list's k-th\n"
+            "element, or a mapping's numeric key, e.g. variants[1001]) or [*] (every element or\n"
+            "value), e.g. flights[*].date;\n"
             "the pipeline fills in the expected value; write it for information requests",
         ),
         'ANSWER CALL get_order(order_id="W1").total AS money',
