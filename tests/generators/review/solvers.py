@@ -14,6 +14,15 @@ from generators.review.solving import SolveTask, solve_in_child
 GATE = "MANTRA_TEST_SOLVE_GATE"
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` names a process (a child not reaped yet counts: a cancelled solve must be reaped too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def hang(task: SolveTask, pipe: Connection) -> None:
     pipe.send(("phase", f"hanging on purpose in pid {os.getpid()}"))
     time.sleep(600)

@@ -5,7 +5,6 @@ review-discarded."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -15,20 +14,12 @@ import pytest
 from generators.review.app import create_app
 from generators.review.run import ReviewRun
 from tests.browser import csp_messages, screenshot, serve
-from tests.generators.review.solvers import GATE, gated, hang
+from tests.generators.review.solvers import GATE, alive, gated, hang
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TOKEN = "browser-token"
 CASE = "/case/s000/s000-3"
 WAIT = 120_000  # ms: a spawned child starts in seconds, more on a loaded machine
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_the_solve_runs_in_the_background_while_the_index_loads(
@@ -62,11 +53,11 @@ def test_cancel_kills_a_solve_that_would_hang(page: Any, run_dir: Path) -> None:
         page.get_by_role("button", name="Re-run the solver").click()
         page.wait_for_selector("text=hanging on purpose in pid", timeout=WAIT)
         pid = int(re.findall(r"in pid (\d+)", page.content())[0])
-        assert _alive(pid)
+        assert alive(pid)
         page.get_by_role("button", name="Cancel").click()
         page.wait_for_selector('[data-solve="cancelled"]', timeout=WAIT)
         assert "was cancelled after" in page.locator('[data-solve="cancelled"]').inner_text()
-        assert not _alive(pid)
+        assert not alive(pid)
         screenshot(page, "review-cancelled")
     assert violations == []
 

@@ -4,7 +4,6 @@ pages answer meanwhile."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ from starlette.testclient import TestClient
 from generators.review.app import create_app
 from generators.review.run import ReviewRun
 from generators.review.solving import SolveTarget, solve_in_child
-from tests.generators.review.solvers import GATE, crash, gated, hang, wait_for
+from tests.generators.review.solvers import GATE, alive, crash, gated, hang, wait_for
 
 TOKEN = "t0k3n"
 CASE = "/case/s000/s000-3"
@@ -35,14 +34,6 @@ def _case(client: TestClient) -> str:
     return str(client.get(f"{CASE}?token={TOKEN}").text)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_the_solve_runs_in_the_background_and_cancel_kills_it(run_dir: Path) -> None:
     client = _client(run_dir, hang)
     started = time.monotonic()
@@ -54,12 +45,12 @@ def test_the_solve_runs_in_the_background_and_cancel_kills_it(run_dir: Path) -> 
     assert '<meta http-equiv="refresh" content="2">' in page and ">Cancel</button>" in page
     assert "Re-run the solver" not in page
     assert client.get(f"/?token={TOKEN}").status_code == 200  # the index answers meanwhile
-    assert _alive(pid)
+    assert alive(pid)
     assert _post(client, "cancel") == 303
     page = _case(client)
     assert 'data-solve="cancelled"' in page and "was cancelled after" in page
     assert "http-equiv" not in page and "Re-run the solver" in page
-    assert not _alive(pid)  # killed and reaped
+    assert not alive(pid)  # killed and reaped
 
 
 def test_one_solve_per_case_at_a_time(run_dir: Path) -> None:
@@ -69,7 +60,7 @@ def test_one_solve_per_case_at_a_time(run_dir: Path) -> None:
     assert _post(client, "solve") == 303  # the running solve goes on; no second one starts
     assert re.findall(r"in pid (\d+)", _case(client)) == [pid]
     _post(client, "cancel")
-    assert not _alive(int(pid))
+    assert not alive(int(pid))
 
 
 def test_a_result_for_an_older_revision_is_discarded(
