@@ -22,7 +22,7 @@ from generators.export import first_valid_round
 from generators.pipeline import PipelineResult, run_pipeline
 from generators.replay import PROVIDER
 from generators.rundir import STAGE_ORDER
-from mantra_env.case import load_suite
+from mantra_env.case import Suite, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
 from mantra_env.smt import CaseSolver
@@ -257,17 +257,22 @@ def test_regenerating_the_suite_gives_the_same_bytes(
     assert b'"run_id":null' in (result.suite_dir / "suite.jsonl").read_bytes()
 
 
+def _exported_with(tmp_path: Path, section: str, **keys: object) -> tuple[PipelineResult, Suite]:
+    """The fixture's run with ``keys`` of one config ``section`` set, and the suite it exported."""
+    config = load_config(FIXTURE / "config.yaml")
+    changed = getattr(config, section).model_copy(update=keys)
+    result = run_pipeline(config.model_copy(update={section: changed}), tmp_path / "run")
+    assert result.suite_dir is not None
+    return result, load_suite(result.suite_dir)
+
+
 def test_check_provenance_records_the_checks_stage_or_the_judges_stage_and_round(
     tmp_path: Path, finished: tuple[PipelineResult, list[str]]
 ) -> None:
     reference, _ = finished
     assert reference.suite_dir is not None
     assert b"written_by" not in (reference.suite_dir / "suite.jsonl").read_bytes()  # off by default
-    config = load_config(FIXTURE / "config.yaml")
-    config = config.model_copy(update={"export": config.export.model_copy(update={"check_provenance": True})})
-    result = run_pipeline(config, tmp_path / "run")
-    assert result.suite_dir is not None
-    suite = load_suite(result.suite_dir)
+    result, suite = _exported_with(tmp_path, "export", check_provenance=True)
     by_case = {case.id: {c.id: c.written_by for c in case.checks} for case in suite.cases}
     (added,) = _applied(_validation(result), "locus_reassessment")
     assert by_case["ops-mini-s000-1"]["inventory_first"] == f"locus_reassessment round {added['round']}"
@@ -281,10 +286,6 @@ def test_the_configs_solver_modes_are_recorded_in_each_exported_case(
     reference, _ = finished
     assert reference.suite_dir is not None
     assert b"canonical_lists" not in (reference.suite_dir / "suite.jsonl").read_bytes()  # off by default
-    config = load_config(FIXTURE / "config.yaml")
-    config = config.model_copy(update={"validation": config.validation.model_copy(update={"canonical_lists": True})})
-    result = run_pipeline(config, tmp_path / "run")
-    assert result.suite_dir is not None
-    suite = load_suite(result.suite_dir)
+    _, suite = _exported_with(tmp_path, "validation", canonical_lists=True)
     # re-validation and the oracle read the mode from here (mantra validate, authoring.validate_case)
     assert suite.cases and all(case.validation.solver_modes == {"canonical_lists": True} for case in suite.cases)
