@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from agents.scripted import OracleError, oracle_plan
-from mantra_env.case import Case
+from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches
 from mantra_env.checks.facts import resolve_path
 from mantra_env.domains import Domain
@@ -55,6 +55,26 @@ def _facts(check: Answer, calls: Sequence[ToolCall], case: Case, domain: Domain)
     return tuple(resolve_path(result, check.path))
 
 
+def _resolved(entry: CaseCheck, calls: Sequence[ToolCall], case: Case, domain: Domain) -> CaseCheck:
+    """``entry`` with its facts stored if it is an ANSWER check (else as it is).
+
+    Raises:
+        AnswerUnresolved: naming the check, when its read or path finds no fact.
+    """
+    check = entry.check
+    if not isinstance(check, Answer):
+        return entry
+    try:
+        expected = _facts(check, calls, case, domain)
+        # Validated again: the facts fit the check's kind (a date path holding a price is refused here).
+        check = Answer.model_validate({**check.model_dump(), "expected": list(expected)})
+    except MantraError as error:
+        raise AnswerUnresolved(f"check {entry.id}: {error}") from None
+    except ValueError as error:  # pydantic's ValidationError: a fact that is not of the check's kind
+        raise AnswerUnresolved(f"check {entry.id}: {error}") from None
+    return entry.model_copy(update={"check": check})  # keeps the rest of the entry (its author, who wrote it)
+
+
 def with_answer_facts(case: Case, domain: Domain) -> Case:
     """``case`` with the facts of each of its ANSWER checks stored in the check (``expected``).
 
@@ -64,21 +84,21 @@ def with_answer_facts(case: Case, domain: Domain) -> Case:
     if not any(isinstance(entry.check, Answer) for entry in case.checks):
         return case
     calls = replayed(case, domain)
-    checks = []
+    return case.model_copy(update={"checks": [_resolved(entry, calls, case, domain) for entry in case.checks]})
+
+
+def unresolved_answers(case: Case, domain: Domain) -> list[str]:
+    """Why each of ``case``'s ANSWER checks finds no fact (empty: all resolve), from one replay of its plan."""
+    if not any(isinstance(entry.check, Answer) for entry in case.checks):
+        return []
+    calls = replayed(case, domain)
+    problems = []
     for entry in case.checks:
-        check = entry.check
-        if isinstance(check, Answer):
-            try:
-                expected = _facts(check, calls, case, domain)
-                # Validated again: the facts fit the check's kind (a date path holding a price is refused here).
-                check = Answer.model_validate({**check.model_dump(), "expected": list(expected)})
-            except MantraError as error:
-                raise AnswerUnresolved(f"check {entry.id}: {error}") from None
-            except ValueError as error:  # pydantic's ValidationError: a fact that is not of the check's kind
-                raise AnswerUnresolved(f"check {entry.id}: {error}") from None
-        # model_copy keeps the rest of the entry (its author, and who wrote it)
-        checks.append(entry if check is entry.check else entry.model_copy(update={"check": check}))
-    return case.model_copy(update={"checks": checks})
+        try:
+            _resolved(entry, calls, case, domain)
+        except AnswerUnresolved as error:
+            problems.append(str(error))
+    return problems
 
 
 def answer_gate(

@@ -21,7 +21,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generators.answer_gate import AnswerUnresolved, replayed, with_answer_facts
+from generators.answer_gate import replayed, unresolved_answers
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.prompts import SINGLE_TURN, Messages, check_language
 from mantra_env.case import Case, CaseCheck
@@ -65,6 +65,7 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
         if not value.answers:
             problems.append("give at least one ANSWER check: the customer asked to be told something")
         reads = {spec.name for spec in self._domain.tool_specs() if spec.kind == "read"}
+        trial: list[CaseCheck] = []  # the well-formed answers, resolved below on one replay of the case
         for k, text in enumerate(value.answers):
             try:
                 parsed = parse_check(text)
@@ -76,11 +77,11 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
             elif parsed.read.tool not in reads:
                 problems.append(f"answers[{k}]: {parsed.read.tool!r} is not a read tool of the domain")
             else:
-                trial = self.case.model_copy(update={"checks": [CaseCheck(id="answer", check=parsed)]})
-                try:
-                    with_answer_facts(trial, self._domain)
-                except AnswerUnresolved as error:
-                    problems.append(f"answers[{k}]: {str(error).removeprefix('check answer: ')}")
+                trial.append(CaseCheck(id=f"answer{k}", check=parsed))
+        if trial:
+            for problem in unresolved_answers(self.case.model_copy(update={"checks": trial}), self._domain):
+                number, _, why = problem.removeprefix("check answer").partition(": ")
+                problems.append(f"answers[{number}]: {why}")
         if problems:
             raise RepairNeeded.listing(problems)
         return value
@@ -92,16 +93,9 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
 def needs_repair(case: Case, domain: Domain, asks_for_information: bool) -> list[str]:
     """What is wrong with ``case``'s ANSWER checks (empty: nothing): each that does not resolve, or none at all
     when the request asks to be told facts."""
-    answers = [entry for entry in case.checks if isinstance(entry.check, Answer)]
-    if not answers:
+    if not any(isinstance(entry.check, Answer) for entry in case.checks):
         return ["the request asks to be told facts, but no ANSWER check grades them"] if asks_for_information else []
-    problems = []
-    for entry in answers:
-        try:
-            with_answer_facts(case.model_copy(update={"checks": [entry]}), domain)
-        except AnswerUnresolved as error:
-            problems.append(str(error))
-    return problems
+    return unresolved_answers(case, domain)
 
 
 def _shown(call: ToolCall) -> str:
