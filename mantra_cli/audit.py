@@ -27,14 +27,13 @@ from generators.mutation import MutationReport, suite_mutation_report
 from graders.refusals import RefusalShare, refusal_share
 from graders.suite_audit import AuditRow, audit_table
 from graders.table import table_markdown
+from mantra_cli.validate import suite_names, suites_named
 from mantra_env.case import Suite
 from mantra_env.checks.ast import Answer
 from mantra_env.cli import command_parser, run_command
-from mantra_env.domains import Domain, find_suite
+from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
-from mantra_env.errors import DomainError
 from mantra_env.mutants import VARIANT_KINDS, WRONG_KINDS
-from mantra_env.registration import catalog
 from mantra_env.smt import implied_checks
 
 BASELINES: dict[str, type[ScriptedPolicy]] = {"decline": DeclinePolicy, "read-all": ReadAllPolicy}
@@ -118,18 +117,10 @@ def audit_rows(audits: Sequence[SuiteAudit]) -> list[AuditRow]:
 
 
 def _chosen(names: Sequence[str]) -> list[tuple[str, Suite, Domain]]:
-    if list(names) == ["all"]:
-        names = [entry.folder.as_posix() for entry in catalog()[0]]
-    chosen = []
-    for name in names:
-        domain, suite = find_suite(name)
-        if domain is None:
-            raise DomainError(
-                f"{name}: its domain {suite.manifest.domain!r} is not one mantra-env can load, so its tools are "
-                "unknown (put the domain's folder on MANTRA_DOMAINS_PATH)"
-            )
-        chosen.append((f"{suite.manifest.domain}/{suite.manifest.name}-v{suite.manifest.version}", suite, domain))
-    return chosen
+    return [
+        (f"{suite.manifest.domain}/{suite.manifest.name}-v{suite.manifest.version}", suite, domain)
+        for domain, suite in suites_named(suite_names(names))
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -80,28 +80,41 @@ def judge(suite: str, case: Case, record: ValidationRecord, results: Sequence[Qu
 def selected(suites: Sequence[str], case_ids: Sequence[str]) -> list[tuple[str, Domain, Case]]:
     """The cases to check: every case of the named suites (``all``: every suite ``mantra suites`` lists), or the
     ones named in ``case_ids`` (an id no selected suite holds is an error)."""
-    names = [entry.folder.as_posix() for entry in catalog()[0]] if list(suites) == ["all"] else list(suites)
+    names = suite_names(suites)
+    found = suites_named(names)
     chosen: list[tuple[str, Domain, Case]] = []
-    for name in names:
-        domain, suite = _load(name)
+    for domain, suite in found:
         label = f"{suite.manifest.domain}/{suite.manifest.name}"
         chosen += [(label, domain, case) for case in suite.cases if not case_ids or case.id in case_ids]
     missing = sorted(set(case_ids) - {case.id for _, _, case in chosen})
     if missing:
-        known = [case.id for name in names for case in _load(name)[1].cases]
+        known = [case.id for _, suite in found for case in suite.cases]
         hint = did_you_mean(missing[0], known) or ""
         raise AuthoringError(f"no case {', '.join(missing)} in {', '.join(names)}{'; ' + hint if hint else ''}")
     return chosen
 
 
-def _load(name: str) -> tuple[Domain, Suite]:
-    domain, suite = find_suite(name)
-    if domain is None:
-        raise AuthoringError(
-            f"{name}: its domain {suite.manifest.domain!r} is not one mantra-env can load, so its tools are unknown "
-            "(put the domain's folder on MANTRA_DOMAINS_PATH)"
-        )
-    return domain, suite
+def suite_names(suites: Sequence[str]) -> list[str]:
+    """``suites`` as given, or every suite ``mantra suites`` lists for ``all``."""
+    return [entry.folder.as_posix() for entry in catalog()[0]] if list(suites) == ["all"] else list(suites)
+
+
+def suites_named(names: Sequence[str]) -> list[tuple[Domain, Suite]]:
+    """Each named suite (a name or a folder) with the domain whose tools it needs.
+
+    Raises:
+        MantraError: a suite cannot be found, or its domain is not one mantra-env can load.
+    """
+    found = []
+    for name in names:
+        domain, suite = find_suite(name)
+        if domain is None:
+            raise AuthoringError(
+                f"{name}: its domain {suite.manifest.domain!r} is not one mantra-env can load, so its tools are "
+                "unknown (put the domain's folder on MANTRA_DOMAINS_PATH)"
+            )
+        found.append((domain, suite))
+    return found
 
 
 @cache
