@@ -251,16 +251,17 @@ class MutationReport:
             "| kind | derived | refused | unknown | wrong | score (checks) | score (verdict) | right | pass rate |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        total = KindScore()
-        for kind, score in self.kinds.items():
-            rows.append(_row(kind, score))
-            if kind in WRONG_KINDS:
-                for name in ("derived", "refused", "unknown", "wrong", "wrong_failed_by_checks", "wrong_failed"):
-                    setattr(total, name, getattr(total, name) + getattr(score, name))
-                total.right += score.right
-                total.right_passed += score.right_passed
-        rows.append(_row("all wrong kinds", total))
+        rows += [_row(kind, score) for kind, score in self.kinds.items()]
+        rows.append(_row("all wrong kinds", self.summed(WRONG_KINDS)))
         return "\n".join(rows)
+
+    def summed(self, kinds: Sequence[MutantKind]) -> KindScore:
+        """The counts of ``kinds`` added up."""
+        total = KindScore()
+        for kind in kinds:
+            for name, count in vars(self.kinds[kind]).items():
+                setattr(total, name, getattr(total, name) + count)
+        return total
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -54,17 +54,13 @@ class SuiteAudit:
 
     def wrong(self) -> tuple[int, int, int]:
         """(wrong traces, failed by the checks alone, failed by the verdict) over every wrong kind."""
-        scores = [self.mutation.kinds[kind] for kind in WRONG_KINDS]
-        return (
-            sum(s.wrong for s in scores),
-            sum(s.wrong_failed_by_checks for s in scores),
-            sum(s.wrong_failed for s in scores),
-        )
+        total = self.mutation.summed(WRONG_KINDS)
+        return total.wrong, total.wrong_failed_by_checks, total.wrong_failed
 
     def variants(self) -> tuple[int, int]:
         """(correct variants, passed)."""
-        scores = [self.mutation.kinds[kind] for kind in VARIANT_KINDS]
-        return sum(s.right for s in scores), sum(s.right_passed for s in scores)
+        total = self.mutation.summed(VARIANT_KINDS)
+        return total.right, total.right_passed
 
     def as_json(self) -> dict[str, object]:
         wrong, by_checks, by_verdict = self.wrong()
