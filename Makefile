@@ -57,8 +57,11 @@ schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.domains --check
 	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
+# Tests on every core (pytest-xdist), a test file on one worker (tests/conftest.py says which files are spread
+# test by test). `make test PYTEST_ARGS=` runs them in one process.
+PYTEST_ARGS ?= --numprocesses auto --dist loadgroup
 test: lint typecheck schemas templates
-	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest
+	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # GRPO smoke run (trainers/grpo.py; README "Training with GRPO"), outside `make test`: TRL in a virtualenv of its
 # own, so the main one's pins stay as they are. torch first, pinned, as the CPU build (TORCH_ARGS="--index-url

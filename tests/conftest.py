@@ -24,3 +24,19 @@ def scripted_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("scripted") / "mantra.duckdb"
     run_scripted(path)
     return path
+
+
+# Under pytest-xdist (`make test` runs on every core) the tests of one file run on one worker, so a file's module
+# and session fixtures are built once (tests/ray's one Ray above all); the per-case sweeps over the shipped suites
+# are the exception, spread test by test over the workers (each test makes its own env).
+SPREAD_FILES = frozenset({"tests/env/test_suites.py", "tests/corpus/test_corpus.py"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    root = config.rootpath
+    for item in items:
+        module = item.path.relative_to(root).as_posix()
+        if module not in SPREAD_FILES:
+            item.add_marker(pytest.mark.xdist_group(module))
