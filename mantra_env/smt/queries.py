@@ -43,7 +43,9 @@ solver lives in its own Z3 context, so separate instances may be used from separ
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
@@ -73,6 +75,15 @@ READABLE_TIMEOUT_MS = 2_000
 # times the budget, only stops a query on a machine far slower than this one.
 WORK_PER_MS = 10_000
 WALL_CLOCK_FACTOR = 50
+# Z3's memory: a check past MANTRA_SOLVER_MEMORY_MB (Z3's ``max_memory``, which it tests while it searches)
+# answers ``unknown`` ("max. memory exceeded") and Z3 stays usable, where an uncapped check grew to 21 GB in 40 s
+# on a world model of huge constants and the kernel killed the whole generation run. Z3's global
+# ``memory_max_size`` at BACKSTOP_FACTOR times the cap stops an allocation the search does not test (also an
+# ``unknown`` inside a check; a parse past it would crash, as the kernel would have killed it). A query that
+# stays under the cap answers exactly as without it, so recordings replay alike.
+MEMORY_VARIABLE = "MANTRA_SOLVER_MEMORY_MB"
+DEFAULT_MEMORY_MB = 8_192
+BACKSTOP_FACTOR = 2
 READABLE_ROUNDS = 4
 Mode: TypeAlias = Semantics
 # Chosen on the conflict corpus (tests/corpus/conflict_*): see ARCHITECTURE.md.
@@ -90,6 +101,45 @@ def is_placeholder(value: object) -> bool:
 
 
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
+
+
+def _z3_message(error: z3.Z3Exception) -> str:
+    """The text of a Z3 error (z3py keeps the C API's message as bytes)."""
+    value = error.value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+_memory_capped: int | None = None
+_memory_lock = threading.Lock()
+
+
+def solver_memory_mb(environ: Mapping[str, str] = os.environ) -> int:
+    """The cap on Z3's memory in MB: ``MANTRA_SOLVER_MEMORY_MB`` (0: no cap), default 8192.
+
+    Raises:
+        SmtInputError: if the variable is not a whole number of MB.
+    """
+    text = environ.get(MEMORY_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MEMORY_MB
+    if not text.isdigit():
+        raise SmtInputError(
+            f"{MEMORY_VARIABLE}={text!r} is not a whole number of megabytes: set it to e.g. {DEFAULT_MEMORY_MB} "
+            "(0 for no cap) or unset it"
+        )
+    return int(text)
+
+
+def cap_solver_memory() -> int:
+    """Set Z3's global backstop from :func:`solver_memory_mb` (once per value: every solver's limits call this)
+    and return the cap, the ``max_memory`` of each solver."""
+    global _memory_capped
+    megabytes = solver_memory_mb()
+    with _memory_lock:
+        if _memory_capped != megabytes:
+            z3.set_param("memory_max_size", megabytes * BACKSTOP_FACTOR)
+            _memory_capped = megabytes
+    return megabytes
 
 
 class SmtInputError(MantraError, ValueError):
@@ -255,6 +305,7 @@ class CaseSolver:
         # what :meth:`_at_bound` needs to encode the same case at another bound
         self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound, refuse_invented_ids)
         self._shorter: dict[int, CaseSolver] = {}  # this case at shorter bounds, by bound (:meth:`_at_bound`)
+        cap_solver_memory()  # before Z3 allocates for this case: its global backstop follows the variable
         self._ctx = z3.Context()
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
@@ -287,6 +338,9 @@ class CaseSolver:
         check), with a wall clock only as a far safety net."""
         solver.set("rlimit", budget_ms * WORK_PER_MS)
         solver.set("timeout", budget_ms * WALL_CLOCK_FACTOR)
+        megabytes = cap_solver_memory()
+        if megabytes:
+            solver.set("max_memory", megabytes)
 
     def _bool(self, name: str) -> z3.BoolRef:
         found = self._consts.get(name)
@@ -309,8 +363,8 @@ class CaseSolver:
         started = time.perf_counter()
         try:
             answer = self.solver.check(*assumptions)
-        except z3.Z3Exception as error:  # e.g. interrupted; never propagate
-            return self._result(query, "unknown", check_id, started, reason=str(error)), None
+        except z3.Z3Exception as error:  # e.g. interrupted, out of memory; never propagate
+            return self._result(query, "unknown", check_id, started, reason=_z3_message(error)), None
         if answer == z3.unknown:
             return self._result(query, "unknown", check_id, started, reason=self.solver.reason_unknown()), None
         if answer == z3.unsat:
