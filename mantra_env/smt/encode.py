@@ -57,7 +57,7 @@ from mantra_env.smt.layout import (
     written_paths,
     z3_sort,
 )
-from mantra_env.smt.terms import Translator, bool_term, int_term, real_term
+from mantra_env.smt.terms import TermsTooLarge, Translator, bool_term, int_term, real_term
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel.ast import (
     ArrayType,
@@ -186,12 +186,15 @@ class Encoding:
         self._seen_done: set[tuple[int, str]] = set()
         self._later_done: set[tuple[int, str]] = set()
         self.unstated: dict[int, int] = {}  # leaf -> the sentinel of a String fact the initial state leaves unset
-        self._emit_declarations()
-        self._emit_initial(initial or {})  # first: pinned static variables are inlined in what follows
-        self._emit_structure()
-        self._emit_transitions()
-        self._emit_goal()
-        self._emit_checks()
+        try:
+            self._emit_declarations()
+            self._emit_initial(initial or {})  # first: pinned static variables are inlined in what follows
+            self._emit_structure()
+            self._emit_transitions()
+            self._emit_goal()
+            self._emit_checks()
+        except TermsTooLarge as error:
+            raise EncodingError(f"the world model is too large to encode: {error}") from None
         self.text = "\n".join(self._lines) + "\n"
         self.extensional = needs_extensionality(checked)
 

@@ -64,6 +64,9 @@ from mantra_env.worldmodel.typecheck import CheckedModel
 SORT_CODES = {"Int": "I", "Real": "R", "Bool": "B", "Id": "S", "List": "L"}
 DECLARED_SORT = {"Int": "Int", "Real": "Real", "Bool": "Bool", "Id": "Int", "List": "Int"}  # a list slot: its length
 MIN_LIST_BOUND = 3
+MAX_LIST_BOUND = 32
+"""Element slots per list argument at most: the inputs' longest list sets the slots (a constant of 1,440 values
+gave every list argument 1,440 slots and an encoding past 20 GB), so a longer one is refused with the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,13 @@ class Layout:
                 wanted[tool][name] = ("List", None)
                 list_types[tool, name] = ListType(element=ScalarType(type="String"))
         self.list_bound = list_bound if list_bound is not None else _list_bound(checked, checks, tools)
+        if self.list_bound > MAX_LIST_BOUND:
+            raise CheckValueError(
+                f"a list argument would need {self.list_bound} element slots (the longest list the world model, "
+                f"the checks or the tools name), more than the {MAX_LIST_BOUND} the encoding allows: state the fact "
+                "a rule needs instead of listing every value (a Bool or Int variable the scenario sets), or split "
+                "the list"
+            )
         bound_params = {tool: {b.tool_param for b in binds.values()} for tool, binds in checked.params.items()}
         self.slots: dict[str, dict[str, Slot]] = {}
         self.slot_counts: dict[str, int] = dict.fromkeys(SORT_CODES, 0)

@@ -214,3 +214,25 @@ def test_dropping_extensionality_keeps_every_answer(texts: list[str], mode: str)
         answers.append([r.status for r in results])
     assert answers[0] == answers[1]
     assert "unknown" not in answers[0]
+
+
+def _with_order_items(count: int) -> str:
+    items = " ".join(f'"i{k}"' for k in range(1, count + 1))
+    return MODEL.replace(
+        '(const ORDER_ITEMS (List String) ("i1" "i2" "i3"))', f"(const ORDER_ITEMS (List String) ({items}))"
+    )
+
+
+def test_a_constant_longer_than_the_list_slots_allow_is_refused_with_the_reason_not_encoded() -> None:
+    """A constant's length sets every list argument's slots: 1,440 values grew an encoding past 20 GB."""
+    longest = CaseSolver(_with_order_items(16), [parse_check("CALL pay()")], 3, INITIAL, TOOLS)
+    assert longest.encoding.layout.list_bound == 16 and longest.forward().status in ("consistent", "conflict")
+    with pytest.raises(SmtInputError, match=r"would need 33 element slots .* more than the 32 the encoding allows"):
+        CaseSolver(_with_order_items(33), [parse_check("CALL pay()")], 3, INITIAL, TOOLS)
+
+
+def test_a_union_with_a_list_argument_of_too_many_slots_is_refused_before_its_term_doubles_past_memory() -> None:
+    solver = CaseSolver(MODEL, [parse_check("CALL pay()")], 3, INITIAL, TOOLS, list_bound=16)
+    assert solver.forward().status in ("consistent", "conflict")  # encoded and answered
+    with pytest.raises(SmtInputError, match=r"\(union \.\.\.\) \(line \d+\) adds a list argument of 17 element slots"):
+        CaseSolver(MODEL, [parse_check("CALL pay()")], 3, INITIAL, TOOLS, list_bound=17)
