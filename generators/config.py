@@ -176,6 +176,17 @@ class ValidationSettings(_Strict):
             " to true in new configs; the shipped configs leave it off so that their suites regenerate byte for byte."
         ),
     )
+    witness_at_own_length: bool = Field(
+        default=False,
+        description=(
+            "The compliant witness (recorded in each round's validation history, and the oracle's plan) is found"
+            " and shaped on the case encoded at the witness's own length: much faster on large cases (minutes to"
+            " under a second), the same calls up to the solver's free choices (which of two calls of one tool comes"
+            " first), which may differ from a witness shaped at the bound. Set it to true in new configs; off when"
+            " absent (every pass at the trace bound), as the telecom, airline and operations recordings were made,"
+            " so that their suites regenerate byte for byte. Retail v4 was recorded with it on."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)
@@ -189,7 +200,11 @@ class ValidationSettings(_Strict):
     @property
     def solver_modes(self) -> SolverModes:
         """The solver modes these settings switch on (the ones each exported case records)."""
-        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
+        return modes_on(
+            refuse_invented_ids=self.refuse_invented_ids,
+            canonical_lists=self.canonical_lists,
+            witness_at_own_length=self.witness_at_own_length,
+        )
 
 
 class CheckSettings(_Strict):

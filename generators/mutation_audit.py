@@ -111,11 +111,16 @@ def _json(value: JsonValue) -> str:
 
 
 def revalidated(
-    case: Case, tools: Sequence[ToolSpec], bound: int, timeout_ms: int, refuse_invented_ids: bool = False
+    case: Case,
+    tools: Sequence[ToolSpec],
+    bound: int,
+    timeout_ms: int,
+    refuse_invented_ids: bool = False,
+    witness_at_own_length: bool = False,
 ) -> str:
     """Why the case does not validate on its own ("" if it does): forward and every backward query consistent, a
-    compliant witness within ``bound``, in the validation's own mode (``refuse_invented_ids``: the config's
-    ``validation.refuse_invented_ids``)."""
+    compliant witness within ``bound``, in the validation's own modes (the config's
+    ``validation.refuse_invented_ids`` and ``validation.witness_at_own_length``)."""
     try:
         solver = CaseSolver(
             case.world_model,
@@ -125,6 +130,7 @@ def revalidated(
             tools,
             timeout_ms,
             refuse_invented_ids=refuse_invented_ids,
+            witness_at_own_length=witness_at_own_length,
         )
         forward = solver.forward()
         if forward.status != "consistent":
@@ -151,6 +157,7 @@ async def audit_cases(
     bound: int,
     timeout_ms: int,
     refuse_invented_ids: bool = False,
+    witness_at_own_length: bool = False,
 ) -> tuple[list[Case], dict[str, str]]:
     """The cases after the audit, and case id → reason of each case the judge declared invalid.
 
@@ -204,7 +211,14 @@ async def audit_cases(
             update={"world_model": format_model(draft.model), "checks": list(draft.checks), "scenario": scenario}
         )
         edits: list[JsonValue] = [edit.model_dump(mode="json") for edit in repair.edits]
-        why = revalidated(edited, tools, original.validation.trace_bound or bound, timeout_ms, refuse_invented_ids)
+        why = revalidated(
+            edited,
+            tools,
+            original.validation.trace_bound or bound,
+            timeout_ms,
+            refuse_invented_ids,
+            witness_at_own_length,
+        )
         if why:
             log.info("mutation audit of %s: edits dropped (%s)", original.id, why)
             return _noted(original, {**decided, "edits": edits, "outcome": f"edits dropped: {why}"}), ""

@@ -529,6 +529,7 @@ class Pipeline:
                 settings.z3_trace_bound,
                 settings.timeout_ms,
                 settings.refuse_invented_ids,
+                settings.witness_at_own_length,
             )
         except AnswerPending as pending:
             self.pending.update(pending.keys)

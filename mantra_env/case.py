@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from mantra_env.checks import Check, check_from_json, format_check
 from mantra_env.errors import CaseFileError, MantraError, did_you_mean, error_path
@@ -94,15 +95,20 @@ class SolverModes(TypedDict, total=False):
 
     refuse_invented_ids: bool
     canonical_lists: bool
+    witness_at_own_length: bool
 
 
-def modes_on(*, refuse_invented_ids: bool = False, canonical_lists: bool = False) -> SolverModes:
+def modes_on(
+    *, refuse_invented_ids: bool = False, canonical_lists: bool = False, witness_at_own_length: bool = False
+) -> SolverModes:
     """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
     modes = SolverModes()
     if refuse_invented_ids:
         modes["refuse_invented_ids"] = True
     if canonical_lists:
         modes["canonical_lists"] = True
+    if witness_at_own_length:
+        modes["witness_at_own_length"] = True
     return modes
 
 
@@ -142,11 +148,19 @@ class ValidationRecord(BaseModel):
         exclude_if=lambda on: not on,
         description="Validated with list arguments' items in canonical order in the compliant witness.",
     )
+    # Carried, never written (nor in the schema): the generation config's validation.witness_at_own_length reaches
+    # the oracle that plans, screens and audits the exported cases through it. Written, it would change the bytes
+    # of retail v4, which was validated with it but shipped before the key existed; a suite read back has it off.
+    witness_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
 
     @property
     def solver_modes(self) -> SolverModes:
         """The ``CaseSolver`` options of the modes the case was validated in (only those that are on)."""
-        return modes_on(refuse_invented_ids=self.refuse_invented_ids, canonical_lists=self.canonical_lists)
+        return modes_on(
+            refuse_invented_ids=self.refuse_invented_ids,
+            canonical_lists=self.canonical_lists,
+            witness_at_own_length=self.witness_at_own_length,
+        )
 
 
 class Provenance(BaseModel):

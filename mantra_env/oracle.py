@@ -75,7 +75,9 @@ def oracle_plan(case: Case, tools: Sequence[ToolSpec], bound: int | None = None)
     if case.oracle_plan is not None and bound in (None, case.validation.trace_bound):
         return [call.model_dump(mode="json") for call in case.oracle_plan]  # fresh lists: policies pop their copy
     horizon = bound or case.validation.trace_bound or 16
-    key = json.dumps([case.model_dump(mode="json"), [t.model_dump(mode="json") for t in tools], horizon])
+    # the solver modes too: the case's JSON leaves out witness_at_own_length (carried, never written)
+    tools_json = [t.model_dump(mode="json") for t in tools]
+    key = json.dumps([case.model_dump(mode="json"), tools_json, horizon, case.validation.solver_modes])
     if key not in _PLANS:
         _PLANS[key] = _solve_plan(case, tools, horizon)
     return [{"tool": a["tool"], "arguments": dict(a["arguments"])} for a in _PLANS[key]]  # policies pop their copy

@@ -69,9 +69,10 @@ def test_modes_forced_on_reach_the_solver_the_rows_and_the_memo_key(
     argv = ["--suite", "operations/starter", "--cases", CASES[0], "--json", str(rows_path), "--memo", str(memo)]
     assert main([*argv, "--canonical-lists", "--refuse-invented-ids"]) == 0
     assert "solver modes forced on: canonical_lists, refuse_invented_ids" in capsys.readouterr().out
-    assert asked == [{"refuse_invented_ids": True, "canonical_lists": True}]
+    # the compliant witness is found at its own length in any mode (authoring.validate_case)
+    assert asked == [{"refuse_invented_ids": True, "canonical_lists": True, "witness_at_own_length": True}]
     (row,) = [json.loads(line) for line in rows_path.read_text().splitlines()]
     assert row["modes"] == ["canonical_lists", "refuse_invented_ids"] and row["verdict"] == "valid"
     assert main(argv) == 0  # off: another memo key, so solved again, in the default modes
     (row,) = [json.loads(line) for line in rows_path.read_text().splitlines()]
-    assert row["memo"] is False and "modes" not in row and asked[-1] == {}
+    assert row["memo"] is False and "modes" not in row and asked[-1] == {"witness_at_own_length": True}

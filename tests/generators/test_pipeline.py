@@ -16,12 +16,14 @@ import pytest
 
 from agents.base import play
 from agents.scripted import OraclePolicy
+from generators import validation
 from generators.artifacts import SampleValidation
 from generators.config import GenerationConfig, load_config
 from generators.export import first_valid_round
 from generators.pipeline import PipelineResult, run_pipeline
 from generators.replay import PROVIDER
 from generators.rundir import STAGE_ORDER
+from mantra_env import oracle
 from mantra_env.case import Suite, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
@@ -289,3 +291,26 @@ def test_the_configs_solver_modes_are_recorded_in_each_exported_case(
     _, suite = _exported_with(tmp_path, "validation", canonical_lists=True)
     # re-validation and the oracle read the mode from here (mantra validate, authoring.validate_case)
     assert suite.cases and all(case.validation.solver_modes == {"canonical_lists": True} for case in suite.cases)
+
+
+def test_the_witness_key_reaches_the_solvers_and_the_exports_oracle_but_not_the_suites_bytes(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference, _ = finished
+    assert reference.suite_dir is not None
+    asked: dict[str, list[dict[str, object]]] = {"validation": [], "oracle": []}
+    for name, module in (("validation", validation), ("oracle", oracle)):
+        real = module.CaseSolver
+
+        def spy(*args: Any, real: type[CaseSolver] = real, name: str = name, **kwargs: Any) -> CaseSolver:
+            asked[name].append(kwargs)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "CaseSolver", spy)
+    # the loop's solvers, and the oracle that fills the plans' arguments, screens and stores the plans
+    result, suite = _exported_with(tmp_path, "validation", witness_at_own_length=True)
+    assert all(asked.values())
+    assert all(kwargs.get("witness_at_own_length") is True for found in asked.values() for kwargs in found)
+    assert result.suite_dir is not None
+    assert b"witness_at_own_length" not in (result.suite_dir / "suite.jsonl").read_bytes()  # carried, not written
+    assert suite.cases and all(case.validation.solver_modes == {} for case in suite.cases)  # read back: off

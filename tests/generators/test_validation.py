@@ -18,12 +18,13 @@ from generators.config import GenerationConfig, ValidationSettings, parse_config
 from generators.exchange import AnswerPending, ExchangeDir
 from generators.llm import AnswerCheck, LLMClient
 from generators.replay import PROVIDER
-from generators.validation import SampleInput, _Loop, validate_sample
-from mantra_env.case import CaseCheck
+from generators.validation import SampleInput, SolverJob, _Loop, solve, validate_sample
+from mantra_env.case import CaseCheck, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.smt.queries import CaseSolver, QueryResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
+SUITES = Path(__file__).resolve().parents[2] / "mantra_env" / "domains"
 RECORDED = yaml.safe_load((FIXTURE / "responses.yaml").read_text())["responses"]
 
 
@@ -278,19 +279,53 @@ def test_the_configs_solver_modes_reach_the_solver_and_only_then_its_memo_key(tm
     config = _config(tmp_path, {})
     assert config.validation.refuse_invented_ids is False  # a config without the key: as before
     assert config.validation.canonical_lists is False
-    on = parse_config(
-        "document_path: m.md\ndomain: operations\nvalidation: {refuse_invented_ids: true, canonical_lists: true}\n",
-        "cfg",
-        tmp_path,
-    ).validation
+    assert config.validation.witness_at_own_length is False
+    keys = "{refuse_invented_ids: true, canonical_lists: true, witness_at_own_length: true}"
+    on = parse_config(f"document_path: m.md\ndomain: operations\nvalidation: {keys}\n", "cfg", tmp_path).validation
     off_loop = _Loop(UndecidedJudge(), data, config.validation)  # type: ignore[arg-type]
     on_loop = _Loop(UndecidedJudge(), data, on)  # type: ignore[arg-type]
     off_arguments = off_loop._solver_arguments("t-1")  # memo keys of old configs unchanged
-    assert "refuse_invented_ids" not in off_arguments and "canonical_lists" not in off_arguments
+    assert off_arguments.keys().isdisjoint({"refuse_invented_ids", "canonical_lists", "witness_at_own_length"})
     assert off_loop._solver("t-1").encoding.known_ids_only is False
     assert on_loop._solver("t-1").encoding.known_ids_only is True
     assert (off_loop._solver("t-1").canonical_lists, on_loop._solver("t-1").canonical_lists) == (False, True)
-    assert on.solver_modes == {"refuse_invented_ids": True, "canonical_lists": True}  # what its cases record
+    assert (off_loop._solver("t-1").witness_at_own_length, on_loop._solver("t-1").witness_at_own_length) == (
+        False,
+        True,
+    )
+    # what its cases carry to the export's oracle
+    assert on.solver_modes == {"refuse_invented_ids": True, "canonical_lists": True, "witness_at_own_length": True}
+
+
+ROUND_4 = Path(__file__).parent / "fixtures" / "telecom_s002_2_round4.json"
+"""telecom generated-s002-2 as its validation's round 4 solved it, captured from a replay of the recording."""
+
+
+def test_the_compliant_witness_is_made_at_the_bound_unless_the_config_says_at_its_own_length() -> None:
+    # The shipped telecom suite's history holds this witness as made at the bound, on the solver that had just
+    # answered the backward audits (the recording predates the key); at its own length the solver reads the
+    # customer's two lines the other way round (both orders comply), which is why a full replay of telecom stopped
+    # matching when the w2-speed merge made that the only way.
+    fixture = json.loads(ROUND_4.read_text(encoding="utf-8"))
+    arguments = {name: fixture[name] for name in ("model", "checks", "bound", "initial", "timeout_ms")}
+    arguments["checks"] = [CaseCheck.model_validate(entry) for entry in fixture["checks"]]
+    tools = load_domain("telecom").tool_specs()
+    forward = QueryResult(query="forward", status="consistent", bound=fixture["bound"])  # the round's forward phase
+    witnesses = {}
+    for on in (False, True):
+        modes = ValidationSettings(witness_at_own_length=on).solver_modes
+        solved = solve(tools, SolverJob(arguments={**arguments, **modes}, forward=forward, backward=True))
+        assert solved.witness is not None and solved.witness.witness is not None
+        witnesses[on] = solved.witness.witness
+    case = load_suite(SUITES / "telecom" / "suites" / "generated").case("generated-s002-2")
+    (shipped,) = [e for e in case.validation.history if e.get("round") == 4 and e.get("query") == "witness"]
+    assert witnesses[False].render() == shipped["witness"]
+    assert witnesses[True].render() != shipped["witness"]
+    lines = [[call.args["line_id"] for call in w.calls if call.tool == "get_line_details"] for w in witnesses.values()]
+    assert lines == [["L9469396", "L0461754"], ["L0461754", "L9469396"]]  # the same calls otherwise
+    assert [call for call in witnesses[True].calls if call.tool != "get_line_details"] == [
+        call for call in witnesses[False].calls if call.tool != "get_line_details"
+    ]
 
 
 ADD_CHECK = {

@@ -19,16 +19,18 @@ def test_a_time_limit_gives_unknown_results_not_exceptions() -> None:
     # A solver's first query at h=256 internalises the whole formula and takes about 100 ms, far over the limit;
     # later queries reuse what it learned and can take a few milliseconds, close enough to Z3's timer to be
     # flaky (at h=64 some finished within 1 ms). So every query here is the first of a fresh solver.
-    def fresh() -> CaseSolver:
-        return CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 256, INITIAL, TOOLS, timeout_ms=1)
+    def fresh(**modes: bool) -> CaseSolver:
+        return CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 256, INITIAL, TOOLS, timeout_ms=1, **modes)
 
-    results = [fresh().forward(), *(fresh().backward(j) for j in range(3))]
+    results = [fresh().forward(), *(fresh().backward(j) for j in range(3)), fresh().compliant_witness()]
     assert {(r.status, r.witness is None) for r in results} == {("unknown", True)}
     assert all(r.reason for r in results)
-    # The compliant witness asks the case encoded at lengths 1, 2, ... first: a budget far too small for the
-    # h=256 formula is enough for those, and the answer is the one the default budget gives.
-    witness = fresh().compliant_witness()
-    full = CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 256, INITIAL, TOOLS).compliant_witness()
+    # With witness_at_own_length the compliant witness asks the case encoded at lengths 1, 2, ... first: a budget
+    # far too small for the h=256 formula is enough for those, and the answer is the one the default budget gives.
+    witness = fresh(witness_at_own_length=True).compliant_witness()
+    full = CaseSolver(
+        CV_MODEL, [*EARLY_CHECKS, ORDERING], 256, INITIAL, TOOLS, witness_at_own_length=True
+    ).compliant_witness()
     assert witness.status == full.status == "found" and witness.witness == full.witness
     # With the default time limit the same case answers.
     assert CaseSolver(CV_MODEL, [*EARLY_CHECKS, ORDERING], 64, INITIAL, TOOLS).forward().status == "consistent"

@@ -36,16 +36,22 @@ def _args(witness: Witness, tool: str) -> list[dict[str, object]]:
 
 
 def test_a_list_witness_is_shaped_at_its_own_length_with_its_items_sorted() -> None:
-    on = CaseSolver(MODEL, [RETURN], 5, INITIAL, TOOLS, canonical_lists=True)  # the witness: 3 calls
-    assert _args(_witness(on), "return_items") == [{"order_id": "W1", "item_ids": ["i1", "i2"]}]
+    on = CaseSolver(MODEL, [RETURN], 5, INITIAL, TOOLS, canonical_lists=True, witness_at_own_length=True)
+    assert _args(_witness(on), "return_items") == [{"order_id": "W1", "item_ids": ["i1", "i2"]}]  # 3 calls
     assert on._solver is None  # the bound's formula was never loaded: no list gate
-    off = CaseSolver(MODEL, [RETURN], 5, INITIAL, TOOLS)
+    off = CaseSolver(MODEL, [RETURN], 5, INITIAL, TOOLS, witness_at_own_length=True)
     assert _args(_witness(off), "return_items") == [{"order_id": "W1", "item_ids": ["i2", "i1"]}]  # the solver's
     assert off._solver is not None  # redone at the bound, as the stored plans were made
+    at_bound = CaseSolver(MODEL, [RETURN], 5, INITIAL, TOOLS, canonical_lists=True)  # every pass at the bound
+    assert _args(_witness(at_bound), "return_items") == [{"order_id": "W1", "item_ids": ["i1", "i2"]}]
+    assert at_bound._shorter == {}
 
 
 def test_a_paired_list_follows_its_sorted_partner_and_the_order_is_the_same_every_run() -> None:
-    witnesses = [_witness(CaseSolver(MODEL, [EXCHANGE], 6, INITIAL, TOOLS, canonical_lists=True)) for _ in range(3)]
+    witnesses = [
+        _witness(CaseSolver(MODEL, [EXCHANGE], 6, INITIAL, TOOLS, canonical_lists=True, witness_at_own_length=True))
+        for _ in range(3)
+    ]
     assert witnesses[0] == witnesses[1] == witnesses[2]
     (exchange,) = _args(witnesses[0], "exchange_items")
     assert exchange == {"item_ids": ["i1", "i2"], "new_item_ids": ["n2", "n1"]}  # the pairs the check pins
@@ -73,7 +79,13 @@ def _solver(case: Case, canonical_lists: bool) -> CaseSolver:
     bound = case.validation.trace_bound
     assert bound is not None
     return CaseSolver(
-        case.world_model, case.checks, bound, case.scenario.valuation, tools, canonical_lists=canonical_lists
+        case.world_model,
+        case.checks,
+        bound,
+        case.scenario.valuation,
+        tools,
+        canonical_lists=canonical_lists,
+        witness_at_own_length=True,
     )
 
 
@@ -119,14 +131,13 @@ def test_the_oracle_asks_in_the_mode_the_case_was_validated_in() -> None:
     case = _shipped("retail", "generated-s007-1")
     tools = load_domain("retail").tool_specs()
     bound = case.validation.trace_bound or 16
-    recorded = case.model_copy(
-        update={"oracle_plan": None, "validation": case.validation.model_copy(update={"canonical_lists": True})}
-    )
+    modes = {"canonical_lists": True, "witness_at_own_length": True}
+    recorded = case.model_copy(update={"oracle_plan": None, "validation": case.validation.model_copy(update=modes)})
     (listed,) = [
         c.args["item_ids"] for c in oracle.compliant_witness(recorded, tools, bound).calls if "item_ids" in c.args
     ]
     assert listed == ["1330660254", "3442732859"]  # sorted; the stored plan (mode off) has the other order
-    assert recorded.validation.solver_modes == {"canonical_lists": True}
+    assert recorded.validation.solver_modes == modes
 
 
 def test_the_modes_are_left_out_of_a_record_when_off_so_old_suites_keep_their_bytes() -> None:

@@ -1,6 +1,8 @@
-"""The compliant witness is shortened and shaped on the case encoded at each candidate length, not at the case's
-bound (issue 32 item 2): the same answers, but no query carries the bound's open steps. Airline s023-4 took 558 s
-for its canonical witness at h=16 (0.3 s at its own length 4), s005-1 spent 116 s on one length query."""
+"""With ``witness_at_own_length`` (a generation config's ``validation.witness_at_own_length``) the compliant witness
+is shortened and shaped on the case encoded at each candidate length, not at the case's bound (issue 32 item 2):
+the same calls up to the solver's free choices, but no query carries the bound's open steps. Airline s023-4 took
+558 s for its canonical witness at h=16 (0.3 s at its own length 4), s005-1 spent 116 s on one length query.
+Without it (the default) every pass is made at the bound, as the shipped recordings but retail v4 were made."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ import pytest
 import z3
 
 from agents.scripted import plan_from_witness
-from mantra_env.case import Case, CaseCheck, load_suite
+from mantra_env.case import Case, CaseCheck, ValidationRecord, load_suite
 from mantra_env.domains import load_domain
+from mantra_env.schemas import render
 from mantra_env.smt import CaseSolver
 from mantra_env.smt.queries import DEFAULT_TIMEOUT_MS, Witness
 
@@ -41,7 +44,9 @@ def _assert_stored_plan(domain: str, case_id: str, timeout_ms: int = DEFAULT_TIM
     case = _shipped(domain, "generated", case_id)
     tools = load_domain(domain).tool_specs()
     bound = case.validation.trace_bound
-    solver = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools, timeout_ms)
+    solver = CaseSolver(
+        case.world_model, case.checks, bound, case.scenario.valuation, tools, timeout_ms, witness_at_own_length=True
+    )
     result = solver.compliant_witness()
     assert result.status == "found" and result.witness is not None
     assert case.oracle_plan is not None
@@ -66,7 +71,9 @@ def test_the_starter_witnesses_are_those_shaped_at_the_bound() -> None:
         at_bound = _witness_at_the_bound(
             CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools)
         )
-        result = CaseSolver(case.world_model, case.checks, bound, case.scenario.valuation, tools).compliant_witness()
+        result = CaseSolver(
+            case.world_model, case.checks, bound, case.scenario.valuation, tools, witness_at_own_length=True
+        ).compliant_witness()
         assert result.witness is not None
         assert result.witness.calls == at_bound.calls, case.id
 
@@ -85,15 +92,44 @@ MODEL = """
 @pytest.mark.parametrize("mode", ["refusal", "paper"])
 def test_the_shortest_witness_is_found_below_the_bound_in_both_modes(mode: str) -> None:
     checks = [CaseCheck(id="refund", check='CALL refund(order_id="O1")')]
-    solver = CaseSolver(MODEL, checks, 12, {"verified": False, "refunded": False}, mode=mode)  # type: ignore[arg-type]
+    initial = {"verified": False, "refunded": False}
+    solver = CaseSolver(MODEL, checks, 12, initial, mode=mode, witness_at_own_length=True)  # type: ignore[arg-type]
     result = solver.compliant_witness()
     assert result.status == "found" and result.witness is not None
     assert [call.tool for call in result.witness.calls] == ["verify", "refund"]
     assert result.witness.calls[1].args == {"order_id": "O1"}
     assert result.bound == 12
+    assert sorted(solver._shorter) == [1, 2] and solver._solver is None  # the bound's formula was never loaded
 
 
 def test_an_empty_witness_needs_no_shorter_encoding() -> None:
     checks = [CaseCheck(id="none", check="NO-CALL refund()")]
-    result = CaseSolver(MODEL.replace("(goal refunded)", ""), checks, 8, {"verified": False}).compliant_witness()
+    model = MODEL.replace("(goal refunded)", "")
+    result = CaseSolver(model, checks, 8, {"verified": False}, witness_at_own_length=True).compliant_witness()
     assert result.status == "found" and result.witness is not None and result.witness.calls == []
+
+
+@pytest.mark.parametrize("mode", ["refusal", "paper"])
+def test_without_the_key_every_pass_is_made_at_the_bound(mode: str) -> None:
+    # as the shipped recordings were made: no shorter encoding is built, and the witness is the one every pass at
+    # the bound gives (the same here as at its own length; tests/generators/test_validation.py has a case where
+    # the two differ)
+    checks = [CaseCheck(id="refund", check='CALL refund(order_id="O1")')]
+    initial = {"verified": False, "refunded": False}
+    solver = CaseSolver(MODEL, checks, 12, initial, mode=mode)  # type: ignore[arg-type]
+    result = solver.compliant_witness()
+    assert solver._shorter == {} and solver._solver is not None
+    assert result.status == "found" and result.witness is not None
+    assert result.witness == _witness_at_the_bound(CaseSolver(MODEL, checks, 12, initial, mode=mode))  # type: ignore[arg-type]
+    assert [call.tool for call in result.witness.calls] == ["verify", "refund"]
+
+
+def test_a_validation_record_carries_the_key_but_never_writes_it() -> None:
+    # The export's oracle reads it from the case (as canonical_lists); written, it would change the bytes of
+    # retail v4, validated with it but shipped before it existed. A suite read back has it off.
+    record = ValidationRecord(witness_at_own_length=True, canonical_lists=True)
+    assert record.solver_modes == {"canonical_lists": True, "witness_at_own_length": True}
+    assert record.model_copy(update={"rounds": 2}).solver_modes == record.solver_modes
+    assert "witness_at_own_length" not in record.model_dump_json()
+    assert ValidationRecord.model_validate_json(record.model_dump_json()).solver_modes == {"canonical_lists": True}
+    assert "witness_at_own_length" not in render("case")  # the schema of what is written
