@@ -187,6 +187,15 @@ class ValidationSettings(_Strict):
             " so that their suites regenerate byte for byte. Retail v4 was recorded with it on."
         ),
     )
+    encode_world_models: bool = Field(
+        default=False,
+        description=(
+            "The world-model stage encodes each answer with each scenario's goal at the trace bound, and a model the"
+            " solver cannot encode (more list slots than it allows, a term past its size limit) goes back to its"
+            " writer with the reason, instead of reaching validation, where only a person could repair it. Set it"
+            " to true in new configs; off when absent, so older recordings replay."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)

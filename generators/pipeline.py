@@ -340,9 +340,11 @@ class Pipeline:
             if not scenarios[sample.id].scenarios:
                 return WorldModelOrFailure(error="the sample has no scenarios")
             try:
+                validation = self.config.validation
                 made = await generate_world_model(
                     self.client, sample.id, self.excerpt(graph, sample), self.tools_named(relevance[sample.id].tools),
                     scenarios[sample.id].scenarios,
+                    validation.z3_trace_bound if validation.encode_world_models else None,
                 )  # fmt: skip
             except GenerationError as error:
                 log.warning("world model of %s: %s", sample.id, error)

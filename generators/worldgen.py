@@ -13,13 +13,15 @@ import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
-from pydantic import JsonValue
+from pydantic import Field, JsonValue
 
 from generators import prompts
 from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
 from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from generators.scenarios import scenario_text
+from mantra_env.errors import MantraError
 from mantra_env.lints import insensitive_writes
+from mantra_env.smt import CaseSolver
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import DslError, WorldModel, check_model, format_model, parse_expr, parse_model
 
@@ -51,7 +53,9 @@ def _undeclared(initial: Mapping[str, JsonValue], model: WorldModel) -> list[str
     return [f"initial names {', '.join(unknown)}, which are not declared variables"] if unknown else []
 
 
-def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_ids: Sequence[str]) -> WorldModelAnswer:
+def _check_full(
+    answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_ids: Sequence[str], encode_bound: int | None = None
+) -> WorldModelAnswer:
     try:
         model = parse_model(answer.model)
         check_model(model, tools, answer.model)
@@ -72,9 +76,26 @@ def _check_full(answer: WorldModelAnswer, tools: Sequence[ToolSpec], scenario_id
             check_model(with_goal(model, goal), tools)
         except DslError as error:
             problems.append(f"goal of {sid}: {error}")
+            continue
+        if encode_bound is not None:
+            problem = _unencodable(with_goal(model, goal), tools, answer.initial, encode_bound)
+            if problem and problem not in problems:
+                problems.append(problem)
     if problems:
         raise RepairNeeded.listing(problems)
     return answer.model_copy(update={"model": format_model(model)})
+
+
+def _unencodable(
+    model: WorldModel, tools: Sequence[ToolSpec], initial: Mapping[str, JsonValue], bound: int
+) -> str | None:
+    """Why the solver cannot encode ``model`` at ``bound`` (too many list slots, a term past its size limit...),
+    or ``None``: found here, the writer repairs it; found in validation, only a person could."""
+    try:
+        CaseSolver(model, [], bound, dict(initial), tools)
+    except MantraError as error:
+        return f"the solver cannot encode the model: {error}"
+    return None
 
 
 class SchemaCheck(AnswerCheck[WorldModelSchema]):
@@ -102,18 +123,22 @@ class FullPassCheck(AnswerCheck[WorldModelAnswer]):
 
     tools: list[ToolSpec]
     scenario_ids: list[str]
+    encode_bound: int | None = Field(default=None, exclude_if=lambda bound: bound is None)
+    """With ``validation.encode_world_models``: the trace bound at which the solver must be able to encode the
+    model with each goal (absent from older requests, which keep their bytes)."""
 
     def output(self) -> type[WorldModelAnswer]:
         return WorldModelAnswer
 
     def check(self, value: WorldModelAnswer) -> WorldModelAnswer:
-        return _check_full(value, self.tools, self.scenario_ids)
+        return _check_full(value, self.tools, self.scenario_ids, self.encode_bound)
 
     def statement(self) -> str:
+        encodable = "" if self.encode_bound is None else ", which the solver can encode with each goal"
         return (
             "one JSON object fitting the schema whose model parses and type-checks in the world-model DSL against the "
-            "request's tools, has no (goal ...) of its own, gives initial values of declared variables only, and "
-            f"gives a type-checking goal for each scenario ({', '.join(self.scenario_ids)}) and for no other"
+            f"request's tools{encodable}, has no (goal ...) of its own, gives initial values of declared variables "
+            f"only, and gives a type-checking goal for each scenario ({', '.join(self.scenario_ids)}) and for no other"
         )
 
 
@@ -123,8 +148,10 @@ async def generate_world_model(
     excerpt: str,
     tools: Sequence[ToolSpec],
     scenarios: Sequence[Scenario],
+    encode_bound: int | None = None,
 ) -> WorldModelArtifact:
-    """The sample's world model (canonical text), its initial values and each scenario's goal."""
+    """The sample's world model (canonical text), its initial values and each scenario's goal; with
+    ``encode_bound``, a model the solver cannot encode at that bound goes back to its writer."""
     listing = "\n".join(scenario_text(s) for s in scenarios)
     schema = await client.generate(
         "smt_schema_prepass",
@@ -137,7 +164,7 @@ async def generate_world_model(
         "smt_full_pass",
         sample_id,
         prompts.full_pass(excerpt, tools, listing, schema.declarations),
-        FullPassCheck(tools=list(tools), scenario_ids=ids),
+        FullPassCheck(tools=list(tools), scenario_ids=ids, encode_bound=encode_bound),
     )
     warnings = insensitive_writes(parse_model(full.model), tools)
     for lint in warnings:

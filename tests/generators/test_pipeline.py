@@ -16,7 +16,7 @@ import pytest
 
 from agents.base import play
 from agents.scripted import OraclePolicy
-from generators import validation
+from generators import validation, worldgen
 from generators.artifacts import SampleValidation
 from generators.config import GenerationConfig, load_config
 from generators.export import first_valid_round
@@ -314,3 +314,23 @@ def test_the_witness_key_reaches_the_solvers_and_the_exports_oracle_but_not_the_
     assert result.suite_dir is not None
     assert b"witness_at_own_length" not in (result.suite_dir / "suite.jsonl").read_bytes()  # carried, not written
     assert suite.cases and all(case.validation.solver_modes == {} for case in suite.cases)  # read back: off
+
+
+def test_the_encode_key_asks_each_world_model_to_encode_at_the_runs_bound_and_changes_no_byte_of_the_suite(
+    tmp_path: Path, finished: tuple[PipelineResult, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference, _ = finished
+    assert reference.suite_dir is not None
+    bounds: list[int | None] = []
+    real = worldgen.FullPassCheck
+
+    def spy(**kwargs: Any) -> worldgen.FullPassCheck:
+        bounds.append(kwargs.get("encode_bound"))
+        return real(**kwargs)
+
+    monkeypatch.setattr(worldgen, "FullPassCheck", spy)
+    result, _ = _exported_with(tmp_path, "validation", encode_world_models=True)
+    bound = load_config(FIXTURE / "config.yaml").validation.z3_trace_bound
+    assert bounds and set(bounds) == {bound}  # the fixture's models encode: the same answers are accepted
+    assert result.suite_dir is not None
+    assert (result.suite_dir / "suite.jsonl").read_bytes() == (reference.suite_dir / "suite.jsonl").read_bytes()
