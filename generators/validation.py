@@ -46,6 +46,7 @@ from mantra_env.errors import MantraError
 from mantra_env.lints import ignored_pins
 from mantra_env.offload import Offload, in_thread
 from mantra_env.smt import CaseSolver, QueryResult
+from mantra_env.smt.queries import INTERRUPTED_REASONS
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import WorldModel, format_expr, format_model, parse_model
 from mantra_env.worldmodel.edits import AddVariable, ChangeVariable, Draft, EditRejected, RemoveVariable, apply_edits
@@ -126,16 +127,29 @@ class Solved:
     error: str = ""
 
 
+class SolveInterrupted(MantraError, RuntimeError):
+    """A query ended because the run was being stopped: its sample stays unfinished (a resume solves it again)
+    instead of recording, and memoising, an ``unknown`` that is no answer."""
+
+
 def solve(tools: list[ToolSpec], job: SolverJob) -> Solved:
-    """The queries of ``job`` (pure: a Ray worker may run it; :mod:`mantra_env.offload`)."""
+    """The queries of ``job`` (pure: a Ray worker may run it; :mod:`mantra_env.offload`).
+
+    Raises:
+        SolveInterrupted: if a query was interrupted rather than answered.
+    """
     try:
         solver = CaseSolver(**job.arguments, tools=tools)
     except MantraError as error:
         return Solved(error=str(error))
     forward = job.forward or solver.forward(shortest=True)
+    solved = Solved(forward)
     if job.backward and forward.status == "consistent":
-        return Solved(forward, solver.backward_all(shortest=True), solver.compliant_witness())
-    return Solved(forward)
+        solved = Solved(forward, solver.backward_all(shortest=True), solver.compliant_witness())
+    for result in [solved.forward, *(solved.backward or []), solved.witness]:
+        if result is not None and result.status == "unknown" and result.reason.strip() in INTERRUPTED_REASONS:
+            raise SolveInterrupted(f"the {result.query} query was interrupted ({result.reason}); resume the run")
+    return solved
 
 
 class _Loop:

@@ -101,6 +101,8 @@ def is_placeholder(value: object) -> bool:
 
 
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
+INTERRUPTED_REASONS = frozenset({"canceled", "interrupted", "interrupted from keyboard"})
+"""Z3's reasons for an ``unknown`` that a stop caused, not the query: no answer to record or memoise."""
 
 
 def _z3_message(error: z3.Z3Exception) -> str:
@@ -346,6 +348,9 @@ class CaseSolver:
         check), with a wall clock only as a far safety net."""
         solver.set("rlimit", budget_ms * WORK_PER_MS)
         solver.set("timeout", budget_ms * WALL_CLOCK_FACTOR)
+        # Z3 takes Ctrl-C for itself by default, even in a worker thread: the check ends 'interrupted from
+        # keyboard', Python never sees the KeyboardInterrupt, and a generation run went on recording that answer.
+        solver.set("ctrl_c", False)
         megabytes = cap_solver_memory()
         if megabytes:
             solver.set("max_memory", megabytes)

@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
+from generators import validation
 from generators.artifacts import Repair, Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
 from generators.config import GenerationConfig, ValidationSettings, parse_config
 from generators.exchange import AnswerPending, ExchangeDir
 from generators.llm import AnswerCheck, LLMClient
 from generators.replay import PROVIDER
-from generators.validation import SampleInput, SolverJob, _Loop, solve, validate_sample
+from generators.validation import SampleInput, SolveInterrupted, SolverJob, _Loop, solve, validate_sample
 from mantra_env.case import CaseCheck, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.smt.queries import CaseSolver, QueryResult
@@ -229,14 +230,17 @@ def test_a_goal_a_human_set_is_locked_against_judges(tmp_path: Path) -> None:
     ("status", "ending", "reason"),
     [
         ("infeasible", "rejected", "no compliant trace within the bound"),
-        ("unknown", "awaiting_human", "the compliant-witness query did not finish (canceled)"),
+        ("unknown", "awaiting_human", "the compliant-witness query did not finish (max. resource limit exceeded)"),
     ],
 )
 def test_only_an_infeasible_witness_query_rejects_an_undecided_one_waits_for_a_person(
     monkeypatch: pytest.MonkeyPatch, status: str, ending: str, reason: str
 ) -> None:
     def witness(self: CaseSolver) -> QueryResult:
-        return QueryResult(query="witness", status=status, bound=self.encoding.bound, reason="canceled")
+        # out of its work budget: undecided (a stop's "canceled" is no answer at all: SolveInterrupted)
+        return QueryResult(
+            query="witness", status=status, bound=self.encoding.bound, reason="max. resource limit exceeded"
+        )
 
     monkeypatch.setattr(CaseSolver, "compliant_witness", witness)
     data = _refusal_case()
@@ -380,3 +384,32 @@ def test_a_variable_a_judge_adds_starts_where_the_judge_says(initial: bool | Non
         assert found is not None and [call.tool for call in found.calls] == ["check_inventory"]
     dumped = _adds_asked(None).edits[0].model_dump(mode="json")
     assert "initial" not in dumped  # edits recorded before the field keep their bytes
+
+
+@pytest.mark.parametrize("reason", ["canceled", "interrupted", "interrupted from keyboard"])
+def test_a_query_a_stop_interrupted_is_no_answer_to_record(monkeypatch: pytest.MonkeyPatch, reason: str) -> None:
+    """Stopping a run mid-query left airline samples recorded as 'forward unknown (canceled)', awaiting a person."""
+
+    class Interrupted:
+        def __init__(self, **_: Any) -> None:
+            pass
+
+        def forward(self, shortest: bool = False) -> QueryResult:
+            return QueryResult(query="forward", status="unknown", bound=16, reason=reason)
+
+    monkeypatch.setattr(validation, "CaseSolver", Interrupted)
+    with pytest.raises(SolveInterrupted, match=rf"the forward query was interrupted \({reason}\); resume the run"):
+        solve([], SolverJob(arguments={}, forward=None, backward=True))
+
+
+def test_a_query_out_of_its_budget_is_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    class OutOfBudget:
+        def __init__(self, **_: Any) -> None:
+            pass
+
+        def forward(self, shortest: bool = False) -> QueryResult:
+            return QueryResult(query="forward", status="unknown", bound=16, reason="max. resource limit exceeded")
+
+    monkeypatch.setattr(validation, "CaseSolver", OutOfBudget)
+    solved = solve([], SolverJob(arguments={}, forward=None, backward=True))
+    assert solved.forward is not None and solved.forward.reason == "max. resource limit exceeded"
