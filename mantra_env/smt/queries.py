@@ -101,8 +101,9 @@ def is_placeholder(value: object) -> bool:
 
 
 Status = Literal["consistent", "conflict", "found", "infeasible", "unknown"]
-INTERRUPTED_REASONS = frozenset({"canceled", "interrupted", "interrupted from keyboard"})
-"""Z3's reasons for an ``unknown`` that a stop caused, not the query: no answer to record or memoise."""
+INTERRUPTED_REASONS = frozenset({"interrupted", "interrupted from keyboard"})
+"""Z3's reasons for an ``unknown`` that a stop caused (``Context.interrupt``, Ctrl-C), not the query: no answer to
+record or memoise. Not "canceled": Z3 says that when the work budget (rlimit) runs out, a deterministic answer."""
 
 
 def _z3_message(error: z3.Z3Exception) -> str:
