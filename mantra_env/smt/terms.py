@@ -41,18 +41,14 @@ from mantra_env.worldmodel.typecheck import CheckedModel
 
 Step = int | str  # a step number, or "{i}" for a per-step template
 
-MAX_LIST_COMPARISONS = 100_000
-"""Element comparisons one ``subset`` may expand to at one step (items of the first list times those of the
-second). Real models compare a handful of items; a subset of one 1,440-value constant in another grew an airline
-encoding past 20 GB before Z3 saw it, so such a model is refused with the reason instead."""
-
-
 MAX_GUARDED_STORES = 16
-"""List-argument slots one ``union`` or ``difference`` may add (each repeats the array's term)."""
+"""List-argument slots one ``union`` or ``difference`` may add: each guarded store repeats the array's term, so the
+term doubles per slot (an airline model's union over 1,440 slots grew past 20 GB before Z3 saw it). Other list
+operations grow with the product of two lists' slots at most, which :data:`layout.MAX_LIST_BOUND` keeps small."""
 
 
 class TermsTooLarge(ValueError):
-    """An expression whose translation would pass :data:`MAX_LIST_COMPARISONS` (the message says which)."""
+    """An expression whose translation would pass :data:`MAX_GUARDED_STORES` (the message says which)."""
 
 
 def int_term(value: int) -> str:
@@ -263,15 +259,6 @@ class Translator:
             ]
             return zero if not terms else terms[0] if len(terms) == 1 else f"(+ {' '.join(terms)})"
         assert symbol == "subset"
-        if isinstance(self.checked.type_of(args[1]), ListType):
-            comparisons = len(found.items) * len(self.list_term(args[1], step, slots).items)
-            if comparisons > MAX_LIST_COMPARISONS:
-                where = f" (line {expr.span.line})" if expr.span is not None else ""
-                raise TermsTooLarge(
-                    f"(subset ...){where} compares {comparisons:,} pairs of list items at each step, more than "
-                    f"the {MAX_LIST_COMPARISONS:,} an expression may: state the fact the rule needs instead of "
-                    "listing every value (a Bool or Int variable the scenario sets, or a state array)"
-                )
         parts = []
         for k, item in enumerate(found.items):
             member = self._member(args[1], item, step, slots)
