@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from benchmarks.revalidate import PHASES, main, percentile, scaled, shipped_suites
 from mantra_env import authoring
-from mantra_env.smt import CaseSolver
+from tests.spies import keyword_calls
 
 CASES = ["fig1-case1", "fig1-case2"]
 
@@ -57,14 +56,7 @@ def test_figures_scale_to_the_reference_and_p90_is_nearest_rank() -> None:
 def test_modes_forced_on_reach_the_solver_the_rows_and_the_memo_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked: list[dict[str, object]] = []
-    real = authoring.CaseSolver
-
-    def spy(*args: Any, **kwargs: Any) -> CaseSolver:
-        asked.append(kwargs)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(authoring, "CaseSolver", spy)
+    asked = keyword_calls(monkeypatch, authoring, "CaseSolver")
     rows_path, memo = tmp_path / "rows.jsonl", tmp_path / "memo"
     argv = ["--suite", "operations/starter", "--cases", CASES[0], "--json", str(rows_path), "--memo", str(memo)]
     assert main([*argv, "--canonical-lists", "--refuse-invented-ids"]) == 0

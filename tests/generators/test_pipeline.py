@@ -29,6 +29,7 @@ from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
 from mantra_env.smt import CaseSolver
 from mantra_env.worldmodel import parse_model
+from tests.spies import keyword_calls
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 pytestmark = pytest.mark.slow
@@ -298,15 +299,10 @@ def test_the_witness_key_reaches_the_solvers_and_the_exports_oracle_but_not_the_
 ) -> None:
     reference, _ = finished
     assert reference.suite_dir is not None
-    asked: dict[str, list[dict[str, object]]] = {"validation": [], "oracle": []}
-    for name, module in (("validation", validation), ("oracle", oracle)):
-        real = module.CaseSolver
-
-        def spy(*args: Any, real: type[CaseSolver] = real, name: str = name, **kwargs: Any) -> CaseSolver:
-            asked[name].append(kwargs)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(module, "CaseSolver", spy)
+    asked = {
+        "validation": keyword_calls(monkeypatch, validation, "CaseSolver"),
+        "oracle": keyword_calls(monkeypatch, oracle, "CaseSolver"),
+    }
     # the loop's solvers, and the oracle that fills the plans' arguments, screens and stores the plans
     result, suite = _exported_with(tmp_path, "validation", witness_at_own_length=True)
     assert all(asked.values())
@@ -321,16 +317,10 @@ def test_the_encode_key_asks_each_world_model_to_encode_at_the_runs_bound_and_ch
 ) -> None:
     reference, _ = finished
     assert reference.suite_dir is not None
-    bounds: list[int | None] = []
-    real = worldgen.FullPassCheck
-
-    def spy(**kwargs: Any) -> worldgen.FullPassCheck:
-        bounds.append(kwargs.get("encode_bound"))
-        return real(**kwargs)
-
-    monkeypatch.setattr(worldgen, "FullPassCheck", spy)
+    checks = keyword_calls(monkeypatch, worldgen, "FullPassCheck")
     result, _ = _exported_with(tmp_path, "validation", encode_world_models=True)
     bound = load_config(FIXTURE / "config.yaml").validation.z3_trace_bound
+    bounds = [kwargs.get("encode_bound") for kwargs in checks]
     assert bounds and set(bounds) == {bound}  # the fixture's models encode: the same answers are accepted
     assert result.suite_dir is not None
     assert (result.suite_dir / "suite.jsonl").read_bytes() == (reference.suite_dir / "suite.jsonl").read_bytes()

@@ -4,7 +4,6 @@ with why and exits 1; a reviewer's acceptance is reported as such; ``unknown`` h
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +13,8 @@ from mantra_env import authoring
 from mantra_env.authoring import validate_case
 from mantra_env.case import Case, CaseCheck, Suite, ValidationRecord, write_suite
 from mantra_env.domains import find_suite
-from mantra_env.smt import CaseSolver, QueryResult
+from mantra_env.smt import QueryResult
+from tests.spies import keyword_calls
 
 DOMAIN, STARTER = find_suite("operations/starter")
 assert DOMAIN is not None
@@ -146,14 +146,7 @@ def test_the_witness_is_found_at_its_own_length_whatever_mode_the_record_names(
     # Only whether a compliant witness exists counts here, and the bound answers that as the shorter encodings do,
     # minutes slower on large cases (airline s023-4): so re-validation never makes it at the bound; the record it
     # returns keeps the case's modes, which the oracle's plan follows.
-    asked: list[dict[str, object]] = []
-    real = authoring.CaseSolver
-
-    def spy(*args: Any, **kwargs: Any) -> CaseSolver:
-        asked.append(kwargs)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(authoring, "CaseSolver", spy)
+    asked = keyword_calls(monkeypatch, authoring, "CaseSolver")
     record, results = validate_case(FIRST, DOMAIN.tool_specs(), 16)
     assert asked == [{"witness_at_own_length": True}]
     assert record.status == "validated" and record.solver_modes == FIRST.validation.solver_modes == {}

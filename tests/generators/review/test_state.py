@@ -4,7 +4,6 @@ decision carried through re-validation (locks honoured) and export (counted apar
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,8 +25,8 @@ from generators.review.state import (
     solve,
 )
 from mantra_env.case import load_suite
-from mantra_env.smt import CaseSolver
 from tests.generators.review.conftest import FIXTURE
+from tests.spies import keyword_calls
 
 FIX = {"op": "remove_check", "id": "delivery_before_po"}
 
@@ -119,13 +118,6 @@ def test_the_review_solver_asks_in_the_run_configs_solver_modes(run_dir: Path, m
     config = config.model_copy(update={"validation": config.validation.model_copy(update=modes)})
     run = ReviewRun(run_dir, given_config=config)
     assert run.solver_modes == modes  # what the app's solve jobs are given (SolveTask.modes)
-    asked: list[dict[str, object]] = []
-    real = state.CaseSolver
-
-    def spy(*args: Any, **kwargs: Any) -> CaseSolver:
-        asked.append(kwargs)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(state, "CaseSolver", spy)
+    asked = keyword_calls(monkeypatch, state, "CaseSolver")
     solve(run.review("s000"), run.scenarios("s000")["s000-1"], run.tools, run.bound, run.solver_modes)
     assert asked and all(kwargs.items() >= modes.items() for kwargs in asked)
