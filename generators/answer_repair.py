@@ -110,7 +110,7 @@ def _reads(case: Case, domain: Domain) -> list[ToolCall]:
     makes that read, else run alone on the case's database), then the compliant run's other reads."""
     kinds = {spec.name: spec.kind for spec in domain.tool_specs()}
     run = [call for call in replayed(case, domain) if kinds.get(call.tool) == "read"]
-    shown: list[ToolCall] = []
+    named: list[ToolCall] = []
     for entry in case.checks:
         if isinstance(entry.check, Answer) and kinds.get(entry.check.read.tool) == "read":
             read = entry.check.read
@@ -118,10 +118,10 @@ def _reads(case: Case, domain: Domain) -> list[ToolCall]:
             if found is None:
                 toolkit = domain.toolkit(domain.fresh_database(case.database_patch))
                 result, error = toolkit.execute(read.tool, dict(read.args))
-                found = ToolCall(step=len(shown), tool=read.tool, args=dict(read.args), result=result, error=error)
-            if not any(c.tool == found.tool and c.args == found.args for c in shown):  # two facts of one read
-                shown.append(found)
-    for call in run:
+                found = ToolCall(step=len(named), tool=read.tool, args=dict(read.args), result=result, error=error)
+            named.append(found)
+    shown: list[ToolCall] = []
+    for call in [*named, *run]:  # each read once (two facts of one read, a named read the run also makes)
         if not any(c.tool == call.tool and c.args == call.args for c in shown):
             shown.append(call)
     return shown
