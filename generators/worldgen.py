@@ -73,12 +73,13 @@ def _check_full(
             problems.append(f"goals names {sid!r}, which is not a scenario; scenarios: {', '.join(scenario_ids)}")
             continue
         try:
-            check_model(with_goal(model, goal), tools)
+            goaled = with_goal(model, goal)  # parses the goal: a syntax error is the writer's to repair too
+            check_model(goaled, tools)
         except DslError as error:
             problems.append(f"goal of {sid}: {error}")
             continue
         if encode_bound is not None:
-            problem = _unencodable(with_goal(model, goal), tools, answer.initial, encode_bound)
+            problem = _unencodable(goaled, tools, answer.initial, encode_bound)
             if problem and problem not in problems:
                 problems.append(problem)
     if problems:
