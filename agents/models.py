@@ -95,7 +95,7 @@ def _read_file(
 
 def load_models_file(env: Mapping[str, str] | None = None) -> ModelsFile:
     """The shipped models file merged with the user's (``MANTRA_MODELS_FILE``), validated."""
-    shipped = resources.files("agents").joinpath("models.yaml").read_text(encoding="utf-8")
+    shipped = resources.files("mantra_env.agents").joinpath("models.yaml").read_text(encoding="utf-8")
     default, models, roles = _read_file(shipped, "agents/models.yaml", env)
     user_file = (os.environ if env is None else env).get("MANTRA_MODELS_FILE")
     if user_file:

@@ -19,8 +19,8 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.provider_errors import Fault, classify
-from agents.strands_agent import StrandsAgent
+from mantra_env.agents.provider_errors import Fault, classify
+from mantra_env.agents.strands_agent import StrandsAgent
 from mantra_env.case import Suite
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv

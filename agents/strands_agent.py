@@ -21,10 +21,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
-from agents.local_server import unescape_html
-from agents.models import ModelConfig
-from agents.provider_errors import EmptyResponseError, classify
 from mantra_env.agent import AgentReport, InfrastructureError
+from mantra_env.agents.local_server import unescape_html
+from mantra_env.agents.models import ModelConfig
+from mantra_env.agents.provider_errors import EmptyResponseError, classify
 from mantra_env.env import MantraEnv
 from mantra_env.stepper import step
 from mantra_env.store.records import Usage
@@ -74,7 +74,7 @@ def plain_text_model_class() -> type[Any]:
         tool result as a user turn so the model sees it.
 
         It also reads each (non-streamed) response as strands converts it: a response without a choice raises
-        :class:`~agents.provider_errors.EmptyResponseError` instead of passing as an empty turn, and tool
+        :class:`~mantra_env.agents.provider_errors.EmptyResponseError` instead of passing as an empty turn, and tool
         arguments that are not JSON are kept as text (see :func:`_checked_arguments`)."""
 
         def __init__(self, *, local: bool, **kwargs: Any) -> None:

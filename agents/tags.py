@@ -4,8 +4,8 @@ for a shipped suite) and only when asked, so ``gym.make`` stays fast."""
 
 from __future__ import annotations
 
-from agents.base import play
-from agents.scripted import SCRIPTED
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import SCRIPTED
 from mantra_env.case import Suite, cases_digest
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv

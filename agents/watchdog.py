@@ -1,7 +1,7 @@
 """A process that runs one command and ends it when its own standard input closes.
 
-``python -m agents.watchdog COMMAND...`` starts ``COMMAND`` and waits. Its stdin is a pipe from the process that
-started it, which never writes to it: the pipe closes when that parent exits in any way, SIGKILL included, and the
+``python -m mantra_env.agents.watchdog COMMAND...`` starts ``COMMAND`` and waits. Its stdin is a pipe from the process
+that started it, which never writes to it: the pipe closes when that parent exits in any way, SIGKILL included, and the
 watchdog then stops the command (SIGTERM, SIGKILL after :data:`GRACE_S`) and exits. SIGTERM, SIGINT and SIGHUP
 of the watchdog itself do the same. This is how the bundled model server dies with the runner everywhere: a
 process group does not survive SIGKILL of its leader, and a parent-death signal (``prctl``) is Linux-only.
@@ -62,7 +62,7 @@ def watch(command: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     command = sys.argv[1:] if argv is None else argv
     if not command:
-        print("usage: python -m agents.watchdog COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m mantra_env.agents.watchdog COMMAND [ARGS...]", file=sys.stderr)
         return 2
     return watch(command)
 

@@ -51,7 +51,7 @@ import gymnasium as gym
 sys.path.insert(0, str(Path(__file__).parents[1]))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))
 
-from agents.scripted import FINAL, action_text, oracle_plan
+from mantra_env.agents.scripted import FINAL, action_text, oracle_plan
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.domains import Domain, find_suite, load_domain
 from mantra_env.env import MantraEnv

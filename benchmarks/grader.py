@@ -12,8 +12,8 @@ import random
 import statistics
 import time
 
-from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
 from mantra_env.trace import Trace
 
 TOOLS = ["check_inventory", "assign_warehouse_picker", "create_purchase_order", "check_legacy_portal",

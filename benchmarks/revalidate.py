@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))
 
 from benchmarks.env import calibration
-from generators.solver_memo import MemoEntry, SolverMemo
-from mantra_cli.validate import judge, recheck, selected
 from mantra_env.authoring import DEFAULT_BOUND, validate_case, validation_record
 from mantra_env.case import Case, SolverModes, modes_on
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.generators.solver_memo import MemoEntry, SolverMemo
+from mantra_env.mantra_cli.validate import judge, recheck, selected
 
 REFERENCE_US = 25.0
 SHIPPED = Path(__file__).parents[1] / "mantra_env" / "domains"

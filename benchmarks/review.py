@@ -1,5 +1,5 @@
 """The review app's "Re-run the solver" on a 20-tool case at h = 16: forward, every backward query and the
-compliant witness, exactly what the button runs (:func:`generators.review.state.solve`).
+compliant witness, exactly what the button runs (:func:`mantra_env.generators.review.state.solve`).
 
 Run: ``.venv/bin/python benchmarks/review.py [--repeats R]``. Target (issue 18): under a second per case on the
 machine the targets were set on (where ``sum(range(1000))`` takes about 25 us). Each case of the operations
@@ -15,10 +15,10 @@ import statistics
 import time
 import timeit
 
-from generators.artifacts import Scenario, ScenarioDraft
-from generators.review.state import SampleReview, solve
 from mantra_env.case import Case
 from mantra_env.domains import find_suite
+from mantra_env.generators.artifacts import Scenario, ScenarioDraft
+from mantra_env.generators.review.state import SampleReview, solve
 from mantra_env.worldmodel import format_model, parse_model
 from mantra_env.worldmodel.printer import format_expr
 

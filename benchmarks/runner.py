@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from strands.models.model import Model
 
-from agents.base import ScriptedAgent
-from agents.models import ModelConfig
-from agents.scripted import OraclePolicy
-from agents.strands_agent import StrandsAgent, plain_text_model_class
+from mantra_env.agents.base import ScriptedAgent
+from mantra_env.agents.models import ModelConfig
+from mantra_env.agents.scripted import OraclePolicy
+from mantra_env.agents.strands_agent import StrandsAgent, plain_text_model_class
 from mantra_env.domains import find_suite
 from mantra_env.runner import RunSettings, run_suite
 from mantra_env.store import RolloutStore

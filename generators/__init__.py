@@ -1,1 +1,5 @@
 """The MANTRA generation pipeline: manual + tool schema -> validated suite."""
+
+from mantra_env.namespace import adopt_legacy_name
+
+adopt_legacy_name(__name__, __file__)  # the old top-level name: see mantra_env/namespace.py

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from agents.scripted import OracleError, oracle_plan
+from mantra_env.agents.scripted import OracleError, oracle_plan
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches
 from mantra_env.checks.facts import resolve_path

@@ -21,13 +21,13 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generators.answer_gate import replayed, unresolved_answers
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
-from generators.prompts import SINGLE_TURN, Messages, check_language
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches, parse_check
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.generators.answer_gate import replayed, unresolved_answers
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.generators.prompts import SINGLE_TURN, Messages, check_language
 from mantra_env.trace import ToolCall
 
 STAGE = "answer_repair"

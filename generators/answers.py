@@ -1,6 +1,6 @@
 """The answer check of every LLM stage, by stage name: the one registry the pipeline's stages build their checks
-from (each class sits beside its stage) and ``python -m generators.exchange check`` rebuilds a request's check
-with, from the ``context`` its request file stores."""
+from (each class sits beside its stage) and ``python -m mantra_env.generators.exchange check`` rebuilds a request's
+check with, from the ``context`` its request file stores."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from generators.answer_repair import AnswerRepairCheck
-from generators.checkgen import ChecksCheck
-from generators.exchange import ExchangeError
-from generators.llm import AnswerCheck
-from generators.mutation_audit import MutationAuditCheck
-from generators.oracle_arguments import ArgumentsCheck
-from generators.references import GoverningCheck, ReferencesCheck
-from generators.relevance import RelevanceCheck
-from generators.scenarios import ScenarioCheck
-from generators.validation import RepairCheck
-from generators.worldgen import FullPassCheck, SchemaCheck
 from mantra_env.errors import error_path
+from mantra_env.generators.answer_repair import AnswerRepairCheck
+from mantra_env.generators.checkgen import ChecksCheck
+from mantra_env.generators.exchange import ExchangeError
+from mantra_env.generators.llm import AnswerCheck
+from mantra_env.generators.mutation_audit import MutationAuditCheck
+from mantra_env.generators.oracle_arguments import ArgumentsCheck
+from mantra_env.generators.references import GoverningCheck, ReferencesCheck
+from mantra_env.generators.relevance import RelevanceCheck
+from mantra_env.generators.scenarios import ScenarioCheck
+from mantra_env.generators.validation import RepairCheck
+from mantra_env.generators.worldgen import FullPassCheck, SchemaCheck
 
 ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
     "document_extraction": ReferencesCheck,

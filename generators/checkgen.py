@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
-from generators import prompts
-from generators.artifacts import CheckSet, CheckSetWithFacts, Scenario
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
-from generators.scenarios import scenario_text
 from mantra_env.case import CaseCheck
 from mantra_env.checks import Answer, Call, NoCall, parse_check
 from mantra_env.errors import MantraError
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import CheckSet, CheckSetWithFacts, Scenario
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.generators.scenarios import scenario_text
 from mantra_env.tools import ToolSpec, call_problem, fits_schema, with_list_order
 
 

@@ -14,7 +14,7 @@ directory (where runs go is the caller's choice, not the config's).
 Models. A stage's model is named like ``--model`` of the runner: an alias or role of ``agents/models.yaml``
 (``local``, ``qwen``, ``role:generator``, ``role:judge``), any litellm model string (``openai/gpt-5.4``), or a
 bare model name with a ``provider`` (``provider: ollama`` + ``model: qwen3:8b``). ``replay/<name>`` serves
-recorded responses (:mod:`generators.replay`).
+recorded responses (:mod:`mantra_env.generators.replay`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from generators.artifacts import Outcome
-from generators.records import DEFAULT_BUDGET_CHARS
-from generators.sampling import SamplingSettings
 from mantra_env.case import SolverModes, modes_on
 from mantra_env.errors import MantraError, did_you_mean, error_path
+from mantra_env.generators.artifacts import Outcome
+from mantra_env.generators.records import DEFAULT_BUDGET_CHARS
+from mantra_env.generators.sampling import SamplingSettings
 from mantra_env.userfiles import load_yaml, read_text
 
 STAGES = (
@@ -201,8 +201,8 @@ class ValidationSettings(_Strict):
     timeout_ms: int = Field(default=20_000, ge=100)
     mutation_audit: bool = Field(
         default=False,
-        description="After the rounds, replay each validated case's mutants (generators.mutation) and ask a judge "
-        "once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
+        description="After the rounds, replay each validated case's mutants (mantra_env.generators.mutation) and ask a "
+        "judge once per case about those the verdict misjudges (stage mutation_audit). Off when absent, so older "
         "recordings replay; new configs set it.",
     )
 

@@ -9,11 +9,11 @@ read as that model's answer (the same parsing, schema, answer check and repair l
     RUN_DIR/recorded.jsonl                            every answer read, in the replay format (unless
                                                       llm.replay.record_to says where)
 
-The key ``<stage>/<subject>#<attempt>`` is the request key of :mod:`generators.llm`; its ``/`` are folders, so a
-file sits under its stage and subject (``check_generation/s000-2#1.request.json``). A request file holds the key,
+The key ``<stage>/<subject>#<attempt>`` is the request key of :mod:`mantra_env.generators.llm`; its ``/`` are folders,
+so a file sits under its stage and subject (``check_generation/s000-2#1.request.json``). A request file holds the key,
 the writer's role (:data:`ROLES`), the stage, the messages, the JSON schema of the answer, a plain-language
-statement of the answer check and the check's context (what :mod:`generators.answers` rebuilds the check from,
-so ``python -m generators.exchange check DIR KEY`` runs the pipeline's own check on an answer file).
+statement of the answer check and the check's context (what :mod:`mantra_env.generators.answers` rebuilds the check
+from, so ``python -m mantra_env.generators.exchange check DIR KEY`` runs the pipeline's own check on an answer file).
 
 A missing answer is :class:`AnswerPending`, never a failure: the stages let it through (it is no
 ``GenerationError``), the pipeline advances every other sample and stops with every pending request written.
@@ -28,9 +28,9 @@ unfinished one that has not changed for that long is read too (its writer is gon
 attempt with its problem). Writers avoid the wait by writing a temporary name and renaming it into place.
 ``check`` reads the answer as it is now, finished or not.
 
-``python -m generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
-``python -m generators.exchange pending DIR`` lists the requests waiting for an answer;
-``python -m generators.exchange restore DIR RECORDED.jsonl`` writes the answers of a recording (a run's
+``python -m mantra_env.generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
+``python -m mantra_env.generators.exchange pending DIR`` lists the requests waiting for an answer;
+``python -m mantra_env.generators.exchange restore DIR RECORDED.jsonl`` writes the answers of a recording (a run's
 ``recorded.jsonl``, e.g. one kept in the repository while a long run goes on) as answer files of a new run
 directory, so a run lost or restarted asks again only what was never answered.
 """
@@ -49,8 +49,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
 
-from generators.rundir import write_text
 from mantra_env.errors import MantraError
+from mantra_env.generators.rundir import write_text
 from mantra_env.limits import bounded, bracket_depths, is_unicode
 
 EXCHANGE_PROVIDER = "exchange"
@@ -174,7 +174,7 @@ class ExchangeDir:
             loaded = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ExchangeError(
-                f"{path}: no such request; `python -m generators.exchange pending DIR` lists them"
+                f"{path}: no such request; `python -m mantra_env.generators.exchange pending DIR` lists them"
             ) from None
         except (ValueError, RecursionError) as error:
             raise ExchangeError(f"{path}: not a request file ({error})") from None
@@ -234,8 +234,8 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
 
 def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None) -> list[str]:
     """The problems the pipeline would find in the answer to ``key`` (empty: it would be accepted)."""
-    from generators.answers import rebuild_check
-    from generators.llm import accept
+    from mantra_env.generators.answers import rebuild_check
+    from mantra_env.generators.llm import accept
 
     request = folder.request(key)
     if answer_file is not None:
@@ -267,7 +267,7 @@ def restore(
     answer already in the folder is never overwritten (it may be newer than the recording). With ``only`` /
     ``leave_out`` (:func:`selected`) a re-audit carries over the answers whose requests it keeps and asks the rest
     anew (a sample whose checks must be rewritten leaves out its checks and everything judged after them)."""
-    from generators.replay import load_fixture
+    from mantra_env.generators.replay import load_fixture
 
     answers = load_fixture(recorded)  # keys checked
     planned = [(key, folder.answer_path(key), text) for key, text in answers.items() if selected(key, only, leave_out)]
@@ -303,7 +303,9 @@ def unfinished(data: bytes) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     from mantra_env.cli import run_command
 
-    parser = argparse.ArgumentParser(prog="python -m generators.exchange", description="Answer a run's requests.")
+    parser = argparse.ArgumentParser(
+        prog="python -m mantra_env.generators.exchange", description="Answer a run's requests."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="check an answer file against its request, as the pipeline would")
     check.add_argument("dir", type=Path, help="the exchange folder")

@@ -1,7 +1,7 @@
 """Stage ``export``: the validated scenarios become a suite (``suite.jsonl`` + ``manifest.json``).
 
 A case is exported only if it was validated forward and backward and passes the screen
-(:mod:`generators.screening`): the oracle agent, replaying its compliant SMT witness in the gymnasium
+(:mod:`mantra_env.generators.screening`): the oracle agent, replaying its compliant SMT witness in the gymnasium
 environment, passes every check with no tool error and no premature write, and no trivial agent passes it. The
 manifest's ``stage_counts`` give the funnel (paper Table 2): ``generated``, ``forward_validated``,
 ``backward_validated``, ``final``, plus how many ended ``awaiting_human`` or ``rejected``, how many the oracle
@@ -24,14 +24,14 @@ from typing import get_args
 
 from pydantic import JsonValue
 
-from generators.answer_gate import ANSWER_REASONS, answer_gate
-from generators.artifacts import Outcome, SampleValidation, Scenario, ScenarioOutcome
-from generators.screening import ORACLE_REASONS, screen_case
-from generators.worldgen import case_internal, with_goal
 from mantra_env.case import Case, PlannedCall, Provenance, SolverModes, Suite, SuiteManifest, ValidationRecord
 from mantra_env.case import Scenario as CaseScenario
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators.answer_gate import ANSWER_REASONS, answer_gate
+from mantra_env.generators.artifacts import Outcome, SampleValidation, Scenario, ScenarioOutcome
+from mantra_env.generators.screening import ORACLE_REASONS, screen_case
+from mantra_env.generators.worldgen import case_internal, with_goal
 from mantra_env.oracle import oracle_plan
 from mantra_env.worldmodel import format_model, parse_model
 
@@ -146,11 +146,11 @@ def export_suite(
     information: Collection[str] | None = None,
     intended: Mapping[str, Outcome | None] | None = None,
 ) -> tuple[Suite, dict[str, str]]:
-    """The suite of the candidates that pass the screen (:mod:`generators.screening`), with the funnel counts and
-    the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
+    """The suite of the candidates that pass the screen (:mod:`mantra_env.generators.screening`), with the funnel counts
+    and the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
     ``store_plans`` each case carries the oracle's plan (``Case.oracle_plan``). ``information`` (config
     ``checks.answer_checks``; None: off) names the cases whose request asks for information: the ANSWER gate
-    (:mod:`generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one.
+    (:mod:`mantra_env.generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one.
     ``intended`` (config ``scenarios.outcome_mix``; None: off) gives each case's intended outcome: the counts then
     report the refusals and the intended outcomes of the exported cases."""
     outcomes = [o for v in validations.values() for o in v.outcomes]

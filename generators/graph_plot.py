@@ -26,8 +26,8 @@ from matplotlib.patches import FancyArrowPatch, Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from generators.document import Chunk, DocumentGraph
-from generators.sampling import Coverage, eligible_nodes
+from mantra_env.generators.document import Chunk, DocumentGraph
+from mantra_env.generators.sampling import Coverage, eligible_nodes
 
 __all__ = ["plot_graph"]
 

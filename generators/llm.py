@@ -14,12 +14,13 @@
 * **Disk cache** keyed by the full request (model, messages, parameters, response format): a resumed run
   repeats no request. **Accounting** of requests, cache hits, tokens and cost per stage.
 * **Request keys.** Every request also carries a readable key ``<stage>/<subject>#<attempt>``, which the replay
-  provider (:mod:`generators.replay`) serves recorded responses by, and the recorder writes them under (with the
-  writer's role).
+  provider (:mod:`mantra_env.generators.replay`) serves recorded responses by, and the recorder writes them under (with
+  the writer's role).
 * **Exchange.** A model named ``exchange/<dir>`` is a folder of request and answer files
-  (:mod:`generators.exchange`); it needs the role, the schema and the answer check, which a completion request does
-  not carry, so the client reads it directly instead of through litellm. A missing answer raises
-  :class:`~generators.exchange.AnswerPending`, which is no ``GenerationError``: no stage stores it as a failure.
+  (:mod:`mantra_env.generators.exchange`); it needs the role, the schema and the answer check, which a completion
+  request does not carry, so the client reads it directly instead of through litellm. A missing answer raises
+  :class:`~mantra_env.generators.exchange.AnswerPending`, which is no ``GenerationError``: no stage stores it as a
+  failure.
 """
 
 from __future__ import annotations
@@ -39,14 +40,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price list at import
 
-from agents.local_server import unescape_html
-from agents.models import ModelConfig, ModelConfigError, resolve_model
-from agents.provider_errors import retryable
-from generators.config import GenerationConfig, StageModel, StructuredOutput
-from generators.exchange import EXCHANGE_PROVIDER, ExchangeDir, role_of
-from generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
-from generators.rundir import write_text
+from mantra_env.agents.local_server import unescape_html
+from mantra_env.agents.models import ModelConfig, ModelConfigError, resolve_model
+from mantra_env.agents.provider_errors import retryable
 from mantra_env.errors import MantraError, error_path
+from mantra_env.generators.config import GenerationConfig, StageModel, StructuredOutput
+from mantra_env.generators.exchange import EXCHANGE_PROVIDER, ExchangeDir, role_of
+from mantra_env.generators.replay import REPLAY_PROVIDER, Recorder, ReplayMissing, install_replay
+from mantra_env.generators.rundir import write_text
 
 A = TypeVar("A", bound=BaseModel)
 log = logging.getLogger("mantra.generators.llm")
@@ -68,8 +69,8 @@ class RepairNeeded(MantraError, ValueError):
 
 class AnswerCheck(BaseModel, Generic[A]):
     """What a stage's answer must be: its type and the stage's check, rebuilt from this model's fields alone (a
-    request file stores them as its ``context``; :mod:`generators.answers` maps each stage to its class), so the
-    pipeline and ``python -m generators.exchange check`` run one and the same check."""
+    request file stores them as its ``context``; :mod:`mantra_env.generators.answers` maps each stage to its class), so
+    the pipeline and ``python -m mantra_env.generators.exchange check`` run one and the same check."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -380,7 +381,7 @@ def _exchange_request(
     spec: AnswerCheck[Any],
     final: bool,
 ) -> dict[str, Any]:
-    """What an exchange request file holds (see :mod:`generators.exchange`)."""
+    """What an exchange request file holds (see :mod:`mantra_env.generators.exchange`)."""
     subject, attempt = key.split("/", 1)[1].rsplit("#", 1)
     after = (
         "This is the last attempt: a rejected answer fails the request."

@@ -20,7 +20,7 @@ alone and on the combined verdict (:func:`mantra_env.grading.grade_case`: checks
 A ``wrong`` mutant the verdict passes, or a ``right`` one it fails, *survives*: what a ``mutation_audit`` judge
 request lists.
 
-CLI: ``python -m generators.mutation SUITE_FOLDER [--cases N] [--json OUT]`` prints the table.
+CLI: ``python -m mantra_env.generators.mutation SUITE_FOLDER [--cases N] [--json OUT]`` prints the table.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from agents.scripted import action_text
+from mantra_env.agents.scripted import action_text
 from mantra_env.answers import final_answer
 from mantra_env.case import Case, Suite, load_suite
 from mantra_env.domains import Domain, load_domain
@@ -313,7 +313,7 @@ def suite_mutation_report(suite: Suite, domain: Domain, limit: int | None = None
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m generators.mutation",
+        prog="python -m mantra_env.generators.mutation",
         description="The mutation audit's scores of a suite, without a judge: each case's oracle plan mutated "
         "(reads dropped, writes first, stated arguments swapped, writes inserted; reads permuted, an extra read, "
         "the other branch of an OR), replayed, classified (env, unrequested writes, world model) and graded.",

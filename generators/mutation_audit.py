@@ -1,9 +1,10 @@
 """Stage ``mutation_audit`` (issue 33 item 1; config ``validation.mutation_audit``): after the validation rounds,
-each validated case's mutants (:mod:`mantra_env.mutants`) are replayed and classified (:mod:`generators.mutation`);
-where the verdict disagrees with the classification, a judge gets one request per case listing the surviving
-mutants, and answers as the other judges do (:class:`generators.artifacts.Repair`): edits to the checks (add or
-tighten a check so a wrong trace fails, relax one so a right trace passes), edits to the world model (with the
-check, the step the manual requires), ``none`` (the verdict is right for them), or ``scenario_invalid``.
+each validated case's mutants (:mod:`mantra_env.mutants`) are replayed and classified
+(:mod:`mantra_env.generators.mutation`); where the verdict disagrees with the classification, a judge gets one request
+per case listing the surviving mutants, and answers as the other judges do
+(:class:`mantra_env.generators.artifacts.Repair`): edits to the checks (add or tighten a check so a wrong trace fails,
+relax one so a right trace passes), edits to the world model (with the check, the step the manual requires), ``none``
+(the verdict is right for them), or ``scenario_invalid``.
 
 The edits apply to the case's own world model and checks (the answer check refuses edits that do not apply, as a
 syntactic repair); the edited case is then validated again on its own (forward and every backward query
@@ -24,18 +25,18 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from agents.scripted import OracleError, oracle_plan
-from generators import prompts
-from generators.answer_gate import AnswerUnresolved, with_answer_facts
-from generators.artifacts import Repair
-from generators.exchange import AnswerPending
-from generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded
-from generators.mutation import MutantResult, audit_case
+from mantra_env.agents.scripted import OracleError, oracle_plan
 from mantra_env.case import Case, CaseCheck, PlannedCall, Suite, SuiteManifest
 from mantra_env.checks import Answer
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.generators import prompts
+from mantra_env.generators.answer_gate import AnswerUnresolved, with_answer_facts
+from mantra_env.generators.artifacts import Repair
+from mantra_env.generators.exchange import AnswerPending
+from mantra_env.generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded
+from mantra_env.generators.mutation import MutantResult, audit_case
 from mantra_env.smt import CaseSolver
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import format_model, parse_model

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
-from generators.prompts import SINGLE_TURN, Messages, tool_block
 from mantra_env.case import Case
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.generators.prompts import SINGLE_TURN, Messages, tool_block
 from mantra_env.oracle import MissingArguments
 from mantra_env.tools import ToolSpec, fits_schema
 

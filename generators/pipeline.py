@@ -1,13 +1,13 @@
 """The generation pipeline: manual + tools → document graph → samples → relevant tools → scenarios → checks and,
 independently, world models → cross-validation rounds → exported suite.
 
-Stages run in order (:data:`generators.rundir.STAGE_ORDER`); each writes its artifacts to the run directory, one
-per sample as soon as the sample finishes, and a ``DONE`` marker at the end. A rerun on the same directory skips
+Stages run in order (:data:`mantra_env.generators.rundir.STAGE_ORDER`); each writes its artifacts to the run directory,
+one per sample as soon as the sample finishes, and a ``DONE`` marker at the end. A rerun on the same directory skips
 finished stages and finished samples, and every LLM request it repeats is a cache hit, so an interrupted run
 resumes where it stopped and ends with the same result. Samples of a stage run concurrently
 (``sampling.max_parallel_samples``), and so do the checks of a sample's scenarios and its world model.
 
-A request whose answer is not written yet (an ``exchange/`` model, :mod:`generators.exchange`) stops only its
+A request whose answer is not written yet (an ``exchange/`` model, :mod:`mantra_env.generators.exchange`) stops only its
 sample (or, in the checks, its scenario): the other samples go on through every stage they can, so one
 invocation writes every request that can be asked, and a stage is marked done only when no sample waits in it.
 The run then stops with the pending keys (``PipelineResult.pending``), or with ``wait`` polls the exchange
@@ -29,31 +29,37 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from generators.answer_repair import STAGE as STAGE_ANSWER_REPAIR
-from generators.answer_repair import needs_repair, repair_answers
-from generators.artifacts import SampleValidation, Scenario, ScenarioChecks, ToolRelevance, WorldModelArtifact
-from generators.checkgen import generate_checks
-from generators.config import STAGES, GenerationConfig
-from generators.document import DocumentGraph, chunk_document
-from generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, gather_all
-from generators.export import GENERATOR_VERSION, build_case, export_suite
-from generators.graph_plot import plot_graph
-from generators.llm import GenerationError, LLMClient, StageUsage, usage_report
-from generators.mutation_audit import AuditContext, audit_cases
-from generators.oracle_arguments import fill_arguments
-from generators.references import find_references
-from generators.relevance import relevant_tools
-from generators.replay import REPLAY_PROVIDER
-from generators.review.state import load_review, reviewed_validation
-from generators.rundir import STAGE_ORDER, RunDir, write_text
-from generators.sampling import Coverage, CoverageStats, Sample, draw_samples
-from generators.scenarios import generate_scenarios, scenario_text
-from generators.solver_memo import SolverMemo
-from generators.validation import SampleInput, validate_sample
-from generators.worldgen import generate_world_model
 from mantra_env.case import Case, Provenance, Suite, write_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
+from mantra_env.generators.answer_repair import STAGE as STAGE_ANSWER_REPAIR
+from mantra_env.generators.answer_repair import needs_repair, repair_answers
+from mantra_env.generators.artifacts import (
+    SampleValidation,
+    Scenario,
+    ScenarioChecks,
+    ToolRelevance,
+    WorldModelArtifact,
+)
+from mantra_env.generators.checkgen import generate_checks
+from mantra_env.generators.config import STAGES, GenerationConfig
+from mantra_env.generators.document import DocumentGraph, chunk_document
+from mantra_env.generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, gather_all
+from mantra_env.generators.export import GENERATOR_VERSION, build_case, export_suite
+from mantra_env.generators.graph_plot import plot_graph
+from mantra_env.generators.llm import GenerationError, LLMClient, StageUsage, usage_report
+from mantra_env.generators.mutation_audit import AuditContext, audit_cases
+from mantra_env.generators.oracle_arguments import fill_arguments
+from mantra_env.generators.references import find_references
+from mantra_env.generators.relevance import relevant_tools
+from mantra_env.generators.replay import REPLAY_PROVIDER
+from mantra_env.generators.review.state import load_review, reviewed_validation
+from mantra_env.generators.rundir import STAGE_ORDER, RunDir, write_text
+from mantra_env.generators.sampling import Coverage, CoverageStats, Sample, draw_samples
+from mantra_env.generators.scenarios import generate_scenarios, scenario_text
+from mantra_env.generators.solver_memo import SolverMemo
+from mantra_env.generators.validation import SampleInput, validate_sample
+from mantra_env.generators.worldgen import generate_world_model
 from mantra_env.lints import free_text_pins
 from mantra_env.offload import Offload, in_thread
 from mantra_env.oracle import OracleError, argument_gaps
@@ -510,8 +516,8 @@ class Pipeline:
         scenarios: dict[str, ScenarioSet],
         excerpts: Mapping[str, str],
     ) -> tuple[list[Case], dict[str, str]] | None:
-        """``cases`` after the mutation audit (:mod:`generators.mutation_audit`) and the ones its judges declared
-        invalid (case id → ``scenario_invalid: reason``); None while some answer is pending."""
+        """``cases`` after the mutation audit (:mod:`mantra_env.generators.mutation_audit`) and the ones its judges
+        declared invalid (case id → ``scenario_invalid: reason``); None while some answer is pending."""
         contexts = {
             f"{self.config.export.suite_name}-{scenario.id}": AuditContext(
                 scenario.id, excerpts.get(sample.id, ""), scenario_text(scenario)
@@ -681,7 +687,7 @@ def _local_server(client: LLMClient) -> Iterator[None]:
     if not client.needs_local_server(list(STAGES)):
         yield
         return
-    from agents.local_server import start_server
+    from mantra_env.agents.local_server import start_server
 
     with start_server(context_tokens=8192) as server:
         client.use_local_server(server.api_base)

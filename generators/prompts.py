@@ -1,6 +1,6 @@
 """The prompts of the generation stages: pure functions from typed inputs to chat messages.
 
-Each stage's answer format is its pydantic model in :mod:`generators.artifacts`; the LLM client appends that
+Each stage's answer format is its pydantic model in :mod:`mantra_env.generators.artifacts`; the LLM client appends that
 model's JSON schema to the system message, so the texts here explain meaning, not syntax of the JSON.
 """
 
@@ -14,7 +14,7 @@ from mantra_env.checks.operators import prompt_section
 from mantra_env.tools import ToolSpec
 
 if TYPE_CHECKING:
-    from generators.artifacts import Outcome
+    from mantra_env.generators.artifacts import Outcome
 
 Messages = list[dict[str, str]]
 
@@ -366,7 +366,7 @@ def fix_edits(previous: str, error: str) -> Messages:
 
 
 def mutation_audit(excerpt: str, model: str, scenario: str, checks_text: str, survivors: str) -> Messages:
-    """The mutation audit's judge (stage ``mutation_audit``, :mod:`generators.mutation_audit`): the plausible
+    """The mutation audit's judge (stage ``mutation_audit``, :mod:`mantra_env.generators.mutation_audit`): the plausible
     traces of one validated case that its verdict judges otherwise than the replay and the world model."""
     return [
         {

@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from generators import prompts
-from generators.artifacts import GoverningAnswer, ReferenceAnswer
-from generators.document import DocumentGraph, Edge
-from generators.exchange import gather_all
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from mantra_env.errors import did_you_mean
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import GoverningAnswer, ReferenceAnswer
+from mantra_env.generators.document import DocumentGraph, Edge
+from mantra_env.generators.exchange import gather_all
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from mantra_env.tools import ToolSpec
 
 MAX_READS = 3

@@ -1,4 +1,4 @@
-"""``python -m generators.regenerate DOMAIN | --all [--write] [--samples N] [--keep RUN_DIR]``
+"""``python -m mantra_env.generators.regenerate DOMAIN | --all [--write] [--samples N] [--keep RUN_DIR]``
 
 Rebuilds a domain's generated suite from its recording: the domain's ``generation.yaml`` runs in a fresh run
 directory with every stage answered by ``replay/recorded`` from ``generation.recorded.jsonl`` (the answers the
@@ -27,15 +27,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generators.config import GenerationConfig, load_config
-from generators.pipeline import run_pipeline
-from generators.replay import PROVIDER
-from generators.review.state import REVIEW_DIR, SampleReview, review_path
-from generators.rundir import write_text
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import domain_names, load_domain
 from mantra_env.errors import MantraError
 from mantra_env.files import write_atomic
+from mantra_env.generators.config import GenerationConfig, load_config
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.replay import PROVIDER
+from mantra_env.generators.review.state import REVIEW_DIR, SampleReview, review_path
+from mantra_env.generators.rundir import write_text
 from mantra_env.userfiles import load_yaml, read_text
 
 SUITE_FILES = ("suite.jsonl", "manifest.json")
@@ -165,7 +165,7 @@ def _write_reviews(reviews: Sequence[SampleReview], folder: Path) -> None:
 def ship_run(domain: str, run_dir: Path) -> Path:
     """Copy the recording and review files of the finished run ``run_dir`` into ``domain``'s folder; the
     domain folder then holds what a regeneration of the run needs."""
-    from generators.run import recorded_config
+    from mantra_env.generators.run import recorded_config
 
     folder = shipping_folder(domain)
     recording = run_dir / "recorded.jsonl"
@@ -190,7 +190,7 @@ def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
     """Ship the finished run's own export with its recording and reviews into the domain folder ``folder``, after
     checking in a scratch copy of it that a replay of the first ``samples`` samples writes the same cases.
     Returns the suite folder."""
-    from generators.run import recorded_config
+    from mantra_env.generators.run import recorded_config
 
     exported = run_dir / "export" / "suite"
     missing = [p for p in (run_dir / "recorded.jsonl", *(exported / n for n in SUITE_FILES)) if not p.is_file()]
@@ -270,8 +270,8 @@ def _missing(folder: Path) -> RegenerateError:
     return RegenerateError(
         f"{folder / RECORDING} has no answer for {len(keys)} request(s) the replay asked "
         f"({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): it is not the run's whole record; "
-        "restore it into an exchange run (`python -m generators.exchange restore`), answer what is missing and "
-        "record the finished run again"
+        "restore it into an exchange run (`python -m mantra_env.generators.exchange restore`), answer what is missing "
+        "and record the finished run again"
     )
 
 
@@ -339,7 +339,7 @@ def shipped_generated(domains: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "generators.regenerate",
+        "mantra_env.generators.regenerate",
         __doc__.split("\n\n")[1],
         "retail                   # rebuild the whole suite and compare (minutes)",
         "retail --write           # ship the suite the recording regenerates",

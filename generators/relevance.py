@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from generators import prompts
-from generators.artifacts import ToolRelevance
-from generators.llm import AnswerCheck, LLMClient
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import ToolRelevance
+from mantra_env.generators.llm import AnswerCheck, LLMClient
 from mantra_env.tools import ToolSpec
 
 

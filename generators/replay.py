@@ -2,13 +2,13 @@
 
 A model named ``replay/<anything>`` is served by :class:`ReplayProvider`, registered with litellm as a custom
 provider, so the pipeline reaches it through litellm exactly like a real endpoint. Responses are looked up by
-the request key the client sends (``<stage>/<subject>#<attempt>``, see :mod:`generators.llm`), not by the
+the request key the client sends (``<stage>/<subject>#<attempt>``, see :mod:`mantra_env.generators.llm`), not by the
 prompt text, so a fixture survives prompt wording changes; a missing key is an error that names it.
 
 Fixture files: YAML (``responses:`` mapping key → answer; an answer may be a mapping, dumped as JSON, or a
 string sent verbatim, e.g. to plant a syntax error) or JSONL (``{"key": ..., "response": ..., "role": ...}`` per
 line, which is what :class:`Recorder` appends while a real model or an exchange folder answers; ``role`` is the
-writer's role, :data:`generators.exchange.ROLES`, and is not needed to replay).
+writer's role, :data:`mantra_env.generators.exchange.ROLES`, and is not needed to replay).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``python -m generators.run --config CONFIG.yaml [--resume RUN_DIR] [--from-stage S] [--stop-after S] [--wait]``
+"""``python -m mantra_env.generators.run --config CONFIG.yaml [--resume RUN_DIR] [--from-stage S] [--stop-after S]
+[--wait]``
 
 Runs the MANTRA generation pipeline: manual + tools → validated suite. A new run gets a directory under the
 config's ``run_dir_base``; ``--resume RUN_DIR`` continues one (finished stages and samples are skipped, repeated
@@ -6,10 +7,10 @@ LLM requests are cache hits), ``--from-stage`` recomputes a stage and everything
 after a stage. At the end it prints the funnel and the path of the exported suite, which
 ``python -m mantra_env.run --suite PATH`` runs agents on.
 
-With ``exchange/<dir>`` models (:mod:`generators.exchange`), a run whose requests wait for answers stops with
+With ``exchange/<dir>`` models (:mod:`mantra_env.generators.exchange`), a run whose requests wait for answers stops with
 exit code 3 and says where they are (``--resume`` continues it), or with ``--wait`` polls for the answers.
 
-A run holds its directory for as long as it runs: a second ``generators.run`` on it is refused in one line.
+A run holds its directory for as long as it runs: a second ``mantra_env.generators.run`` on it is refused in one line.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generators.config import GenerationConfig, load_config
-from generators.llm import usage_totals
-from generators.rundir import STAGE_ORDER, RunDir, run_lock
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.files import write_atomic
+from mantra_env.generators.config import GenerationConfig, load_config
+from mantra_env.generators.llm import usage_totals
+from mantra_env.generators.rundir import STAGE_ORDER, RunDir, run_lock
 from mantra_env.offload import Offload, in_thread
 from mantra_env.progress import Progress
 
@@ -76,9 +77,9 @@ class _StageProgress:
 INTERRUPTED = "interrupted: finished artifacts are kept; continue with --resume"
 
 
-def parser(module: str = "generators.run") -> argparse.ArgumentParser:
+def parser(module: str = "mantra_env.generators.run") -> argparse.ArgumentParser:
     """The command's options, for ``python -m module`` (``mantra generate`` adds ``--ray``:
-    :mod:`mantra_cli.generate`)."""
+    :mod:`mantra_env.mantra_cli.generate`)."""
     parser = command_parser(
         module,
         __doc__.split("\n\n")[1],
@@ -120,7 +121,7 @@ def recorded_config(run_dir: Path) -> Path:
 
 def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:
     """The command with parsed ``args``; the validation stage's solver queries run through ``offload``."""
-    from generators.pipeline import run_pipeline
+    from mantra_env.generators.pipeline import run_pipeline
 
     if args.resume is not None and not args.resume.is_dir():
         raise MantraError(f"--resume {args.resume}: no such run directory")
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:
     if result.pending:
         print(
             f"{len(result.pending)} requests pending in {', '.join(map(str, result.waiting_in))}; answer them and run "
-            f"`python -m generators.run --resume {run_dir}` (or add --wait)"
+            f"`python -m mantra_env.generators.run --resume {run_dir}` (or add --wait)"
         )
         return PENDING_EXIT
     if result.suite is None:

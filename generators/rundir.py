@@ -12,13 +12,13 @@ Layout::
     RUN_DIR/usage.json                 requests, cache hits, tokens and cost per LLM stage
     RUN_DIR/llm_cache/                 the disk cache of LLM answers (unless configured elsewhere)
     RUN_DIR/exchange/                  request and answer files of ``exchange/exchange`` models
-    RUN_DIR/solver_memo/               the validation stage's solver results (generators.solver_memo)
+    RUN_DIR/solver_memo/               the validation stage's solver results (mantra_env.generators.solver_memo)
     RUN_DIR/recorded.jsonl             an exchange run's answers in the replay format
 
 Every file is written atomically (:func:`mantra_env.files.write_atomic`: a temporary file with a unique name
 renamed into place), so a killed run leaves whole artifacts or none, and two processes writing one file leave one
 of the two whole. A run holds ``RUN_DIR/run.lock`` (:func:`run_lock`) for its whole life: a second
-``generators.run`` on the same directory is refused while the first is alive.
+``mantra_env.generators.run`` on the same directory is refused while the first is alive.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def run_lock(root: Path) -> Iterator[None]:
     except LockHeld as held:
         by = f"process {held.holder}" if held.holder is not None else "another process"
         raise RunDirError(
-            f"{root} is in use by {by} (a generators.run on it is still going); wait for it to end or stop it, "
-            "then resume"
+            f"{root} is in use by {by} (a mantra_env.generators.run on it is still going); wait for it to end or "
+            "stop it, then resume"
         ) from None
 
 

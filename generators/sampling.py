@@ -55,8 +55,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from generators.document import DocumentGraph, heading_length
 from mantra_env.errors import MantraError
+from mantra_env.generators.document import DocumentGraph, heading_length
 
 __all__ = [
     "Coverage",

@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import PrivateAttr
 
-from generators import prompts
-from generators.artifacts import (
+from mantra_env.domains import Domain, DomainError, load_domain
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import (
     Outcome,
     OutcomeScenarioBatch,
     OutcomeScenarioDraft,
@@ -19,9 +20,8 @@ from generators.artifacts import (
     ScenarioBatch,
     ScenarioDraft,
 )
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
-from generators.records import DEFAULT_BUDGET_CHARS, database_view
-from mantra_env.domains import Domain, DomainError, load_domain
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.generators.records import DEFAULT_BUDGET_CHARS, database_view
 from mantra_env.tools import ToolSpec, call_problem
 
 
@@ -116,8 +116,8 @@ async def generate_scenarios(
 ) -> list[Scenario]:
     """``count`` scenarios for one sample, ids ``<sample>-1`` ... (database patches are applied to the domain's
     database and argument bindings checked against the tool schemas before they are accepted). The writer sees
-    the records of :func:`generators.records.database_view` for ``seed`` and the sample. ``outcome_mix`` (config
-    ``scenarios.outcome_mix``) asks for that mix of intended outcomes and keeps each scenario's;
+    the records of :func:`mantra_env.generators.records.database_view` for ``seed`` and the sample. ``outcome_mix``
+    (config ``scenarios.outcome_mix``) asks for that mix of intended outcomes and keeps each scenario's;
     ``anchor_by_fields`` (``scenarios.anchor_by_fields``) also shows records the tools look up by value."""
     database = database_view(domain.base_data, tools, excerpt, seed, sample_id, database_chars, anchor_by_fields)
     messages = prompts.scenarios(excerpt, tools, count, database, bindings, existing, outcome_mix)

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import mantra_env
-from generators.rundir import write_text
+from mantra_env.generators.rundir import write_text
 from mantra_env.smt import QueryResult
 from mantra_env.worldmodel import WorldModel, format_model
 
@@ -45,7 +45,7 @@ def core_digest() -> str:
     """A digest of the core package's source: results solved under other semantics are not reused."""
     root = Path(mantra_env.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob("*.py")):  # rglob does not enter the links to the outer packages
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

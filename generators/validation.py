@@ -33,16 +33,16 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from generators import prompts
-from generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
-from generators.config import ValidationSettings
-from generators.exchange import gather_all
-from generators.llm import AnswerCheck, LLMClient
-from generators.scenarios import scenario_text
-from generators.solver_memo import MemoEntry, SolverMemo
-from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck
 from mantra_env.errors import MantraError
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import Repair, SampleValidation, Scenario, ScenarioOutcome, WorldModelArtifact
+from mantra_env.generators.config import ValidationSettings
+from mantra_env.generators.exchange import gather_all
+from mantra_env.generators.llm import AnswerCheck, LLMClient
+from mantra_env.generators.scenarios import scenario_text
+from mantra_env.generators.solver_memo import MemoEntry, SolverMemo
+from mantra_env.generators.worldgen import initial_state, with_goal
 from mantra_env.lints import ignored_pins
 from mantra_env.offload import Offload, in_thread
 from mantra_env.smt import CaseSolver, QueryResult
@@ -100,7 +100,7 @@ class SampleInput:
     world: WorldModelArtifact
     check_errors: dict[str, str] = field(default_factory=dict)
     locks: frozenset[str] = frozenset()
-    """Parts a human reviewer edited (generators.review): automated repairs may not change them."""
+    """Parts a human reviewer edited (mantra_env.generators.review): automated repairs may not change them."""
     review_revision: int | None = None
     check_provenance: bool = False
     """Stamp each check a judge adds or replaces with the judge's stage and round (CaseCheck.written_by)."""
@@ -484,6 +484,6 @@ async def validate_sample(
     offload: Offload = in_thread,
 ) -> SampleValidation:
     """Run the validation rounds of one sample; see the module docstring. With ``memo``, solver results are read
-    from and written to it (:mod:`generators.solver_memo`): the same rounds, without solving any query twice. The
-    solver runs through ``offload`` (default: a thread here; ``generate --ray``: a Ray worker)."""
+    from and written to it (:mod:`mantra_env.generators.solver_memo`): the same rounds, without solving any query twice.
+    The solver runs through ``offload`` (default: a thread here; ``generate --ray``: a Ray worker)."""
     return await _Loop(client, data, settings, memo, offload).run()

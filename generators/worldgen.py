@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import Field, JsonValue
 
-from generators import prompts
-from generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
-from generators.llm import AnswerCheck, LLMClient, RepairNeeded
-from generators.scenarios import scenario_text
 from mantra_env.errors import MantraError
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import Scenario, WorldModelAnswer, WorldModelArtifact, WorldModelSchema
+from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
+from mantra_env.generators.scenarios import scenario_text
 from mantra_env.lints import insensitive_writes
 from mantra_env.smt import CaseSolver
 from mantra_env.tools import ToolSpec

@@ -2,6 +2,7 @@
 
 from mantra_env.checks import CheckOutcome, FailureCategory
 from mantra_env.grading import GRADER_VERSION, grade, grade_case  # the grader lives in the core; re-exported here
+from mantra_env.namespace import adopt_legacy_name
 from mantra_env.unrequested import UnrequestedWrite, unrequested_writes
 from mantra_env.verdict import VERDICT_ADAPTER, CheckVerdict, Verdict
 
@@ -17,3 +18,5 @@ __all__ = [
     "grade_case",
     "unrequested_writes",
 ]
+
+adopt_legacy_name(__name__, __file__)  # the old top-level name: see mantra_env/namespace.py

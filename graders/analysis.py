@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
 from mantra_env.checks import Answer, FailureCategory, atoms, parse_check
 from mantra_env.checks.operators import charged_atom
 from mantra_env.errors import MantraError
+from mantra_env.graders.metrics import Estimate, TaskCounts, pass_at_1_ci, pass_at_k_ci, pass_hat_k_ci
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore
 
@@ -105,8 +105,8 @@ def summarize_runs(store: RolloutStore, run_ids: Sequence[str], k: int = 5, pric
     """:func:`summarize_run` over runs of one model on one suite, their attempts pooled per case.
 
     The caller decides that the runs may be pooled (same suite content and settings: see
-    :mod:`graders.leaderboard`). Tokens and cost count only episodes with recorded token usage (scripted agents
-    record none).
+    :mod:`mantra_env.graders.leaderboard`). Tokens and cost count only episodes with recorded token usage (scripted
+    agents record none).
     """
     rows = store.query(
         "SELECT DISTINCT model, suite, coalesce(grader_version, 1) FROM runs WHERE run_id IN (SELECT unnest(?))",

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from agents.tags import played_case_tags
+from mantra_env.agents.tags import played_case_tags
 from mantra_env.answers import final_answer
 from mantra_env.checks import Check
 from mantra_env.domains import Domain, find_suite

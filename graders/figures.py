@@ -2,7 +2,7 @@
 validation funnel and validated-by-round curves of generated suites.
 
 Importing this module leaves the backend alone, so a notebook shows its figures inline; the report CLI chooses the
-headless Agg backend itself (:func:`graders.report.main`)."""
+headless Agg backend itself (:func:`mantra_env.graders.report.main`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from graders.analysis import CategoryCount
-from graders.generation import ROUNDS, STAGE_LABELS, STAGES
+from mantra_env.graders.analysis import CategoryCount
+from mantra_env.graders.generation import ROUNDS, STAGE_LABELS, STAGES
 
 CATEGORY_ORDER = (
     "missing_required_call",

@@ -2,7 +2,7 @@
 figure), read from the suite's manifest and its cases' validation records.
 
 A case's first-valid round is its own (``ValidationRecord.first_valid_round``, set at export by
-:func:`generators.export.first_valid_round`); ``ValidationRecord.rounds`` is the rounds its *sample* used.
+:func:`mantra_env.generators.export.first_valid_round`); ``ValidationRecord.rounds`` is the rounds its *sample* used.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from graders.intervals import format_estimate
-from graders.metrics import Estimate, bootstrap_ci
-from graders.table import Column, Table, count, make_table, percent
 from mantra_env.case import Case, Suite
 from mantra_env.domains import Domain
+from mantra_env.graders.intervals import format_estimate
+from mantra_env.graders.metrics import Estimate, bootstrap_ci
+from mantra_env.graders.table import Column, Table, count, make_table, percent
 from mantra_env.smt import implied_checks
 
 STAGES = ("generated", "forward_validated", "backward_validated", "final")

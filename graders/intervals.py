@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from graders.metrics import Estimate
+from mantra_env.graders.metrics import Estimate
 
 
 def _bound(value: float, scale: float, digits: int, signed: bool) -> str:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from graders.analysis import Prices, RunSummary, summarize_runs
-from graders.intervals import format_estimate
-from graders.metrics import (
+from mantra_env.graders.analysis import Prices, RunSummary, summarize_runs
+from mantra_env.graders.intervals import format_estimate
+from mantra_env.graders.metrics import (
     Estimate,
     PairedComparison,
     TaskCounts,
@@ -27,7 +27,7 @@ from graders.metrics import (
     task_pass_at_k,
     task_pass_hat_k,
 )
-from graders.table import Column, Table, make_table, number, percent
+from mantra_env.graders.table import Column, Table, make_table, number, percent
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore
 
@@ -269,7 +269,7 @@ def curve_label(row: LeaderboardRow, rows: Sequence[LeaderboardRow]) -> str:
 
 def curves(rows: Sequence[LeaderboardRow]) -> dict[str, dict[str, list[float]]]:
     """``{"Pass@k": {label: [k = 1, 2, ...]}, "Pass^k": {...}}`` up to the most scored attempts of a case; the
-    value at k is over the tasks scored at least k times (see :mod:`graders.metrics`)."""
+    value at k is over the tasks scored at least k times (see :mod:`mantra_env.graders.metrics`)."""
     found: dict[str, dict[str, list[float]]] = {"Pass@k": {}, "Pass^k": {}}
     for row in rows:
         tasks = [t for t in row.summary.task_counts.values() if t[0] > 0]

@@ -88,7 +88,7 @@ def pass_hat_k(tasks: Sequence[TaskCounts], k: int) -> float:
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """A point estimate with a 95 % confidence interval (NaN bounds when undefined), how it was computed, and over
-    how many of how many tasks (shown by :func:`graders.intervals.format_estimate`)."""
+    how many of how many tasks (shown by :func:`mantra_env.graders.intervals.format_estimate`)."""
 
     value: float
     low: float

@@ -1,27 +1,28 @@
-"""``python -m graders.report --db results/mantra.duckdb [--run RUN ...] [--k K] [--suite PATH ...] --out DIR``
+"""``python -m mantra_env.graders.report --db results/mantra.duckdb [--run RUN ...] [--k K] [--suite PATH ...]
+--out DIR``
 
 Writes ``report.md`` and a self-contained ``report.html`` (tables, figures embedded as PNG), and every figure
-as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:`graders.analysis`).
+as PNG and SVG under ``figures/``. Every score comes from the stored rows (:mod:`mantra_env.graders.analysis`).
 
-k defaults to the runs' ``--attempts`` (the fewest of them: :func:`graders.analysis.run_k`). One overall row per
-model (macro mean over the suites it ran; n/a unless it ran them all), then the leaderboard: one row per model and
-suite (runs pooled only when their suite hash and settings agree, see :mod:`graders.leaderboard`) with the cases
-run out of the suite's, split into a scores table and a behaviour table (run ids, grader, rates, tokens and cost per
-episode with ``--price``); Pass@1 and Pass^k per domain, Pass@k and Pass^k curves over k faceted by domain, and the
+k defaults to the runs' ``--attempts`` (the fewest of them: :func:`mantra_env.graders.analysis.run_k`). One overall row
+per model (macro mean over the suites it ran; n/a unless it ran them all), then the leaderboard: one row per model and
+suite (runs pooled only when their suite hash and settings agree, see :mod:`mantra_env.graders.leaderboard`) with the
+cases run out of the suite's, split into a scores table and a behaviour table (run ids, grader, rates, tokens and cost
+per episode with ``--price``); Pass@1 and Pass^k per domain, Pass@k and Pass^k curves over k faceted by domain, and the
 paired test of the top two different models. Every interval is ``value [low, high]``
-(:func:`graders.intervals.format_estimate`).
+(:func:`mantra_env.graders.intervals.format_estimate`).
 
 When a suite's ``manifest.json`` holds generation records (``stage_counts`` with ``generated``,
 ``forward_validated``, ``backward_validated`` and ``final``, and where the others went: ``awaiting_human``,
 ``rejected``, ``replay_failed``), the report adds its row of the paper's Table 2, the validation funnel and the
-validated-by-round curves (:mod:`graders.generation`). The suites are those the runs name in their stored config
-(the ``--suite`` the run was given) and those passed with ``--suite`` (a suite folder, a ``manifest.json`` or a
+validated-by-round curves (:mod:`mantra_env.graders.generation`). The suites are those the runs name in their stored
+config (the ``--suite`` the run was given) and those passed with ``--suite`` (a suite folder, a ``manifest.json`` or a
 suite name); a run's suite that can no longer be found is left out with a note. Hand-written suites
 (``written``/``validated``/``final``) have none of these. Every suite found whose domain loads, generated or not,
-gets its refusal share (:mod:`graders.refusals`: the cases whose stored oracle plan writes nothing, the Pass@1 of
-the scripted ``decline`` baseline; cases without a stored plan are counted as n/a). ``--audit FILE`` (written by
-``mantra audit SUITE... --json FILE``) adds the suite audit table: refusal share, the floor baselines, checks per
-case and the mutation scores (:mod:`graders.suite_audit`).
+gets its refusal share (:mod:`mantra_env.graders.refusals`: the cases whose stored oracle plan writes nothing, the
+Pass@1 of the scripted ``decline`` baseline; cases without a stored plan are counted as n/a). ``--audit FILE`` (written
+by ``mantra audit SUITE... --json FILE``) adds the suite audit table: refusal share, the floor baselines, checks per
+case and the mutation scores (:mod:`mantra_env.graders.suite_audit`).
 """
 
 from __future__ import annotations
@@ -36,10 +37,15 @@ from pathlib import Path
 
 import matplotlib
 
-from graders import figures
-from graders.analysis import CategoryCount, Prices, failure_categories, run_k, top_tools_per_category
-from graders.generation import GenerationRow, generation_row, generation_tables, rounds_table
-from graders.leaderboard import (
+from mantra_env.case import Suite
+from mantra_env.cli import command_parser, run_command
+from mantra_env.domains import Domain, domain_names, find_suite
+from mantra_env.errors import MantraError
+from mantra_env.files import write_atomic
+from mantra_env.graders import figures
+from mantra_env.graders.analysis import CategoryCount, Prices, failure_categories, run_k, top_tools_per_category
+from mantra_env.graders.generation import GenerationRow, generation_row, generation_tables, rounds_table
+from mantra_env.graders.leaderboard import (
     Comparison,
     LeaderboardRow,
     behaviour_table,
@@ -53,14 +59,9 @@ from graders.leaderboard import (
     overall_rows,
     overall_table,
 )
-from graders.refusals import RefusalShare, refusal_share
-from graders.suite_audit import AuditRow, audit_table, load_audit
-from graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
-from mantra_env.case import Suite
-from mantra_env.cli import command_parser, run_command
-from mantra_env.domains import Domain, domain_names, find_suite
-from mantra_env.errors import MantraError
-from mantra_env.files import write_atomic
+from mantra_env.graders.refusals import RefusalShare, refusal_share
+from mantra_env.graders.suite_audit import AuditRow, audit_table, load_audit
+from mantra_env.graders.table import Column, Table, make_table, markdown_text, percent, table_html, table_markdown
 from mantra_env.store import RolloutStore
 
 __all__ = ["Report", "build_report", "main", "markdown_text", "read_suite", "write_report"]
@@ -207,7 +208,7 @@ def match_prices(prices: Prices, models: Sequence[str]) -> dict[str, tuple[float
     each was given: an alias or a litellm model string), or the litellm model string of an alias the runs used
     (``--price openai/gpt-4o-mini=...`` prices runs of an alias for that model). A price that names no model of the
     runs is a :class:`MantraError`, never silently ignored."""
-    from agents.models import ModelConfigError, load_models
+    from mantra_env.agents.models import ModelConfigError, load_models
 
     try:
         _, aliases = load_models()
@@ -235,7 +236,7 @@ def build_report(
 ) -> Report:
     """Gather every table and series of the report from the store (and the suites' manifests and cases, and the
     ``mantra audit --json`` files ``audits``); ``k`` defaults to the runs' attempts
-    (:func:`graders.analysis.run_k`)."""
+    (:func:`mantra_env.graders.analysis.run_k`)."""
     all_runs = [str(r[0]) for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
     if run_ids:
         missing = sorted(set(run_ids) - set(all_runs))
@@ -380,7 +381,7 @@ def parse_price(argument: str) -> tuple[str, tuple[float, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(
-        "graders.report",
+        "mantra_env.graders.report",
         __doc__,
         "                                   # every run in results/mantra.duckdb -> results/report/",
         "--db results/nightly.duckdb --run nightly --k 3 --out results/nightly-report",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graders.table import Column, Table, make_table
 from mantra_env.errors import MantraError
+from mantra_env.graders.table import Column, Table, make_table
 from mantra_env.userfiles import read_text
 
 AUDIT_TITLE = (

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from graders.intervals import format_estimate
-from graders.metrics import Estimate
+from mantra_env.graders.intervals import format_estimate
+from mantra_env.graders.metrics import Estimate
 
 Row = TypeVar("Row")
 
@@ -23,7 +23,7 @@ def percent(value: float) -> str:
 
 
 def ci(estimate: Estimate) -> str:
-    """An estimate in % with its 95 % interval, as everywhere (:func:`graders.intervals.format_estimate`)."""
+    """An estimate in % with its 95 % interval, as everywhere (:func:`mantra_env.graders.intervals.format_estimate`)."""
     return format_estimate(estimate)
 
 

@@ -1,7 +1,7 @@
-"""``python -m mantra_cli``: the ``mantra`` command without the installed console script."""
+"""``python -m mantra_env.mantra_cli``: the ``mantra`` command without the installed console script."""
 
 import sys
 
-from mantra_cli.main import main
+from mantra_env.mantra_cli.main import main
 
 sys.exit(main())

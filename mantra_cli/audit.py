@@ -4,9 +4,9 @@ Per suite: its cases; the refusal share (cases whose stored oracle plan writes n
 floor baselines, ``decline`` (the oracle's reads, then a refusal) and ``read-all`` (every read the scenario's
 identifiers allow, no write), each one episode per case, seed 0; checks per case, all and not implied by the
 case's other checks; the cases that grade an answer (ANSWER checks); and the mutation audit's scores without a
-judge (:mod:`generators.mutation`): the share of plausible wrong traces the checks alone fail and the combined
-verdict (checks and unrequested writes) fails, and the share of correct variants that pass. ``--kinds`` adds the
-mutation table per kind; ``--json`` writes every figure.
+judge (:mod:`mantra_env.generators.mutation`): the share of plausible wrong traces the checks alone fail and the
+combined verdict (checks and unrequested writes) fails, and the share of correct variants that pass. ``--kinds`` adds
+the mutation table per kind; ``--json`` writes every figure.
 
 A score on a suite reads against these figures: a policy that never writes scores the refusal share; a wrong
 agent of a kind the verdict misses scores what the mutation score leaves.
@@ -21,18 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
 
-from agents.base import play
-from agents.scripted import DeclinePolicy, ReadAllPolicy, ScriptedPolicy
-from generators.mutation import MutationReport, suite_mutation_report
-from graders.refusals import RefusalShare, refusal_share
-from graders.suite_audit import AuditRow, audit_table
-from graders.table import table_markdown
-from mantra_cli.validate import suite_names, suites_named
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import DeclinePolicy, ReadAllPolicy, ScriptedPolicy
 from mantra_env.case import Suite
 from mantra_env.checks.ast import Answer
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import Domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators.mutation import MutationReport, suite_mutation_report
+from mantra_env.graders.refusals import RefusalShare, refusal_share
+from mantra_env.graders.suite_audit import AuditRow, audit_table
+from mantra_env.graders.table import table_markdown
+from mantra_env.mantra_cli.validate import suite_names, suites_named
 from mantra_env.mutants import VARIANT_KINDS, WRONG_KINDS
 from mantra_env.smt import implied_checks
 
@@ -108,7 +108,8 @@ def audit_suite(label: str, suite: Suite, domain: Domain) -> SuiteAudit:
 
 
 def audit_rows(audits: Sequence[SuiteAudit]) -> list[AuditRow]:
-    """The audits as the rows of the one audit table (:mod:`graders.suite_audit`), as the report shows them."""
+    """The audits as the rows of the one audit table (:mod:`mantra_env.graders.suite_audit`), as the report shows
+    them."""
     return [AuditRow.from_json(audit.as_json()) for audit in audits]
 
 
@@ -121,7 +122,7 @@ def _chosen(names: Sequence[str]) -> list[tuple[str, Suite, Domain]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "mantra_cli.audit",
+        "mantra_env.mantra_cli.audit",
         "What a strict reviewer asks of a suite: refusal share, the floor baselines' Pass@1, checks per case, "
         "answer checks, and the mutation scores (wrong traces the verdict fails, correct variants it passes).",
         "retail                          # one shipped suite",

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graders.export import (
+from mantra_env.cli import command_parser, run_command
+from mantra_env.graders.export import (
     ARGUMENTS_FORMATS,
     ExportError,
     ExportRecord,
@@ -28,7 +29,6 @@ from graders.export import (
     message_problems,
     older_grader_passes,
 )
-from mantra_env.cli import command_parser, run_command
 from mantra_env.store.store import DEFAULT_DB
 
 FORMATS = ("openai-jsonl", "hf-dataset")
@@ -36,7 +36,7 @@ DEFAULT_OUT = {"openai-jsonl": "results/export.jsonl", "hf-dataset": "results/ex
 
 
 def checked(records: list[ExportRecord]) -> list[ExportRecord]:
-    """``records``, each of whose messages passes :func:`~graders.export.message_problems`."""
+    """``records``, each of whose messages passes :func:`~mantra_env.graders.export.message_problems`."""
     for record in records:
         problems = message_problems(record.messages)
         if problems:
@@ -111,7 +111,7 @@ def write_dataset(records: Sequence[ExportRecord], out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "mantra_cli.export",
+        "mantra_env.mantra_cli.export",
         __doc__,
         "--format openai-jsonl --passed-only          # results/export.jsonl",
         "--format hf-dataset --include-oracle --out data/sft",

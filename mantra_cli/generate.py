@@ -1,5 +1,5 @@
-"""``mantra generate``: the generation pipeline (:mod:`generators.run`, same options and output), whose
-validation stage can also solve on Ray's workers (``--ray``: :mod:`mantra_cli.ray_pool`). Only the solver's
+"""``mantra generate``: the generation pipeline (:mod:`mantra_env.generators.run`, same options and output), whose
+validation stage can also solve on Ray's workers (``--ray``: :mod:`mantra_env.mantra_cli.ray_pool`). Only the solver's
 queries go there; every model request, the LLM cache, exchange files, recordings, the solver memo and the run
 directory stay in this process, which writes them as a run without ``--ray`` does."""
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from generators import run as generation
-from mantra_cli.ray_pool import add_ray_option, offload
 from mantra_env.cli import run_command
+from mantra_env.generators import run as generation
+from mantra_env.mantra_cli.ray_pool import add_ray_option, offload
 from mantra_env.offload import in_thread
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = generation.parser("mantra_cli.generate")
+    parser = generation.parser("mantra_env.mantra_cli.generate")
     add_ray_option(
         parser,
         "solve the validation stage's queries",

@@ -25,20 +25,34 @@ class Verb(NamedTuple):
 
 VERBS: dict[str, Verb] = {
     "run": Verb("mantra_env.run", "run an agent on a suite; every episode is stored in DuckDB"),
-    "report": Verb("graders.report", "write the leaderboard report (Markdown, HTML, figures) of stored runs"),
-    "generate": Verb("mantra_cli.generate", "generate a validated suite from a manual and its tools (the pipeline)"),
+    "report": Verb(
+        "mantra_env.graders.report", "write the leaderboard report (Markdown, HTML, figures) of stored runs"
+    ),
+    "generate": Verb(
+        "mantra_env.mantra_cli.generate", "generate a validated suite from a manual and its tools (the pipeline)"
+    ),
     "export": Verb(
-        "mantra_cli.export", "export stored episodes as training data (OpenAI tool-calling JSONL, HF dataset)"
+        "mantra_env.mantra_cli.export",
+        "export stored episodes as training data (OpenAI tool-calling JSONL, HF dataset)",
     ),
     "rejection-sample": Verb(
-        "mantra_cli.rejection", "sample k rollouts per case, keep the passing ones and the oracle's: an SFT dataset"
+        "mantra_env.mantra_cli.rejection",
+        "sample k rollouts per case, keep the passing ones and the oracle's: an SFT dataset",
     ),
     "author": Verb("mantra_env.authoring", "build suites from hand-written YAML sources, validated by the solver"),
-    "audit": Verb("mantra_cli.audit", "a suite's refusal share, floor baselines, checks per case and mutation scores"),
-    "validate": Verb("mantra_cli.validate", "re-check a suite's cases with the solver: still valid, unknown or broken"),
-    "view": Verb("viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
-    "review": Verb("generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"),
-    "suites": Verb("mantra_cli.suites", "list the shipped suites per domain with case counts and gymnasium ids"),
+    "audit": Verb(
+        "mantra_env.mantra_cli.audit", "a suite's refusal share, floor baselines, checks per case and mutation scores"
+    ),
+    "validate": Verb(
+        "mantra_env.mantra_cli.validate", "re-check a suite's cases with the solver: still valid, unknown or broken"
+    ),
+    "view": Verb("mantra_env.viewer.__main__", "browse stored runs and episodes in a web browser (read-only)"),
+    "review": Verb(
+        "mantra_env.generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"
+    ),
+    "suites": Verb(
+        "mantra_env.mantra_cli.suites", "list the shipped suites per domain with case counts and gymnasium ids"
+    ),
     "schemas": Verb("mantra_env.schemas.__main__", "export or check the versioned JSON schemas of the records"),
     "domains": Verb("mantra_env.domains.__main__", "export or check each domain's tool schemas (tools.json)"),
 }

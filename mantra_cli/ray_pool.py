@@ -43,8 +43,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 INSTALL_HINT = "install the extra mantra-env[ray] (pip install 'mantra-env[ray]')"
 MAX_RETRIES = 3
 """Runs of a task whose worker died (not of one that raised: an error in the work is its result)."""
-CODE_PACKAGES = ("mantra_env", "generators", "agents", "graders", "mantra_cli")
-"""The packages a worker imports, shipped from the driver so that the workers run the driver's code."""
+CODE_PACKAGES = ("mantra_env",)
+"""The packages a worker imports, shipped from the driver so that the workers run the driver's code (the outer
+packages come inside ``mantra_env``: its links to their folders are copied as folders)."""
 STAGED_DOMAINS = "domains"
 """The folder of the working directory that holds the user's domains (the workers' ``MANTRA_DOMAINS_PATH``)."""
 CONNECT_TIMEOUT_S = 10.0
@@ -123,8 +124,8 @@ def _cancel(ray: ModuleType, refs: list[Any]) -> None:
 
 
 def by_module(fn: F) -> F:
-    """``fn`` as its module's attribute when that module runs as ``__main__`` (``python -m mantra_cli.validate``),
-    so that it is sent by name; a worker has no such ``__main__``."""
+    """``fn`` as its module's attribute when that module runs as ``__main__`` (``python -m
+    mantra_env.mantra_cli.validate``), so that it is sent by name; a worker has no such ``__main__``."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     if getattr(fn, "__module__", None) != "__main__" or spec is None:

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graders.export import ORACLE_MODEL, ExportError, export_records
-from mantra_cli.export import FORMATS, checked, print_older_passes, write_dataset, write_jsonl
-from mantra_cli.run import main as run_main
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
 from mantra_env.files import write_atomic
+from mantra_env.graders.export import ORACLE_MODEL, ExportError, export_records
 from mantra_env.grading import GRADER_VERSION
+from mantra_env.mantra_cli.export import FORMATS, checked, print_older_passes, write_dataset, write_jsonl
+from mantra_env.mantra_cli.run import main as run_main
 from mantra_env.store.store import RolloutStore
 
 DEFAULT_DB = "results/rejection.duckdb"
@@ -35,7 +35,7 @@ class RejectionError(MantraError):
 def run_name(model: str) -> str:
     """The run that holds ``model``'s rollouts in the rejection database: one per model and grader version,
     resumed (a run graded by an older grader cannot be resumed, and its passes are not kept: see
-    :func:`graders.export.export_records`)."""
+    :func:`mantra_env.graders.export.export_records`)."""
     return "rejection-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") + f"-grader{GRADER_VERSION}"
 
 
@@ -65,7 +65,7 @@ def statistics(db: str, kept: int, demonstrations: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "mantra_cli.rejection",
+        "mantra_env.mantra_cli.rejection",
         __doc__,
         "--model qwen --suite operations --k 4           # results/sft.jsonl and results/sft.jsonl.stats.json",
         "--model local --k 2 --max-cycles 3 --out data/sft.jsonl",

@@ -33,19 +33,19 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graders import grade
-from mantra_cli import ray_pool
-from mantra_cli.runset import PairName, expand_models, expand_suites, model_slug, set_run_ids
 from mantra_env.checks import parse_check
 from mantra_env.cli import command_parser, run_command
 from mantra_env.errors import MantraError
+from mantra_env.graders import grade
+from mantra_env.mantra_cli import ray_pool
+from mantra_env.mantra_cli.runset import PairName, expand_models, expand_suites, model_slug, set_run_ids
 from mantra_env.progress import Progress
 from mantra_env.trace import Trace
 
 if TYPE_CHECKING:
-    from graders.analysis import RunSummary
     from mantra_env.case import Suite
     from mantra_env.domains import Domain
+    from mantra_env.graders.analysis import RunSummary
     from mantra_env.offload import Offload
     from mantra_env.runner import RunProgress, RunSettings
     from mantra_env.store import RolloutStore
@@ -149,7 +149,7 @@ def _quiet_libraries() -> None:
 def _warm_up(make_agent: Callable[[], Any], suite: Any, domain: Any) -> None:
     """Send the system prompt and tool schemas once before timing episodes: the bundled server keeps them in
     its prompt cache, so only the first request pays the minute it takes to read them on a CPU."""
-    from agents.base import InfrastructureError
+    from mantra_env.agents.base import InfrastructureError
     from mantra_env.env import MantraEnv
 
     agent = make_agent()
@@ -161,16 +161,16 @@ def _warm_up(make_agent: Callable[[], Any], suite: Any, domain: Any) -> None:
 
 
 def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]) -> tuple[str, Callable[[], Any]]:
-    from agents.base import ScriptedAgent
-    from agents.scripted import SCRIPTED
+    from mantra_env.agents.base import ScriptedAgent
+    from mantra_env.agents.scripted import SCRIPTED
 
     if model and model.startswith("scripted:"):
         name = model.removeprefix("scripted:")
         if name not in SCRIPTED:
             raise MantraError(f"unknown scripted agent {name!r}; use one of {', '.join(sorted(SCRIPTED))}")
         return model, lambda: ScriptedAgent(SCRIPTED[name]())
-    from agents.models import resolve_model
-    from agents.strands_agent import StrandsAgent
+    from mantra_env.agents.models import resolve_model
+    from mantra_env.agents.strands_agent import StrandsAgent
 
     config = resolve_model(model)
     if config.local_server and getattr(args, "ray", None) is not None:
@@ -180,7 +180,7 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
             "model behind an endpoint the workers reach (or a scripted agent)"
         )
     if config.local_server:  # before any other line: without the extra, the error is the only one
-        from agents.local_server import require_local_extra
+        from mantra_env.agents.local_server import require_local_extra
 
         require_local_extra()
     if config.max_concurrency is not None and args.concurrency > config.max_concurrency:
@@ -188,7 +188,7 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
         args.concurrency = config.max_concurrency
     api_base = config.api_base
     if config.local_server:
-        from agents.local_server import start_server
+        from mantra_env.agents.local_server import start_server
 
         print("starting the bundled local model server (SmolLM2-135M, one thread)...", file=sys.stderr)
         server = start_server(log_dir=None if args.db == ":memory:" else Path(args.db).parent)  # log beside --db
@@ -198,8 +198,9 @@ def _agent_factory(model: str | None, args: argparse.Namespace, stack: list[Any]
 
 
 def _estimate(estimate: Any) -> str:
-    """``value [low, high]`` with its coverage, as in the report (:func:`graders.intervals.format_estimate`)."""
-    from graders.intervals import format_estimate
+    """``value [low, high]`` with its coverage, as in the report
+    (:func:`mantra_env.graders.intervals.format_estimate`)."""
+    from mantra_env.graders.intervals import format_estimate
 
     return format_estimate(estimate)
 
@@ -424,7 +425,7 @@ def _models(args: argparse.Namespace, settings: RunSettings, first: _Target, sta
         if len(stack) > started:  # a bundled local server was started
             _warm_up(make_agent, first.suite, first.domain)
         else:  # fail fast, once: a wrong key, model or endpoint is one line before anything is written
-            from agents.preflight import preflight
+            from mantra_env.agents.preflight import preflight
 
             preflight(make_agent(), first.suite, first.domain)
         models.append(_Model(model_name, make_agent, dataclasses.replace(settings, concurrency=args.concurrency)))
@@ -541,7 +542,7 @@ def _run_passes(
 
 
 def run(args: argparse.Namespace) -> int:
-    from graders.analysis import run_k, summarize_run
+    from mantra_env.graders.analysis import run_k, summarize_run
     from mantra_env.store import RolloutStore
 
     settings = _settings(args)  # every check that needs no suite, then those that do: nothing is written before
@@ -579,7 +580,7 @@ def run(args: argparse.Namespace) -> int:
             print("\nrollouts: kept in memory only (--db :memory:) and gone now; pass --db FILE to keep them")
         else:
             runs = [part for member, _, _ in results for part in ("--run", member.run_id)]
-            report = shlex.join(["python", "-m", "graders.report", "--db", args.db, *runs])
+            report = shlex.join(["python", "-m", "mantra_env.graders.report", "--db", args.db, *runs])
             print(f"\nrollouts: {args.db} (report: {report})")
         failed = False
         for member in members:
@@ -652,8 +653,9 @@ def _set_table(runs: Sequence[tuple[str, RunSummary]]) -> str:
 
 
 def _refusal_share(suite: Suite, domain: Domain, case_ids: Iterable[str]) -> str:
-    """The refusal share of the cases run (what scripted:decline scores on them), see :mod:`graders.refusals`."""
-    from graders.refusals import refusal_share
+    """The refusal share of the cases run (what scripted:decline scores on them), see
+    :mod:`mantra_env.graders.refusals`."""
+    from mantra_env.graders.refusals import refusal_share
 
     chosen = set(case_ids)
     label = f"{suite.manifest.domain}/{suite.manifest.name}"
@@ -668,7 +670,9 @@ def _beside_table(summaries: Sequence[RunSummary]) -> str:
         "\nbeside the reference agents, on the same cases and attempts (oracle: the SMT-proven plans; noop: no call; "
         "decline: the oracle's reads, then a refusal; read-all: every read the request's identifiers allow):",
     ]
-    scores = [_estimate(summary.pass_at_1) for summary in summaries]  # the one interval format (graders.intervals)
+    scores = [
+        _estimate(summary.pass_at_1) for summary in summaries
+    ]  # the one interval format (mantra_env.graders.intervals)
     column = max(len("Pass@1 (%)"), *map(len, scores))
     lines.append(f"  {'agent':<{width}}  {'Pass@1 (%)':<{column}}  {'premature writes':>16}  errors")
     for summary, score in zip(summaries, scores, strict=True):

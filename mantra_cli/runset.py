@@ -1,7 +1,7 @@
 """What one ``mantra run`` runs: the suites and models its ``--suite`` and ``--model`` name (several, comma
 separated, or ``--suite all``), and the run id of each (model, suite) pair.
 
-Pure functions over the names; :mod:`mantra_cli.run` loads the suites, starts the models and runs the pairs.
+Pure functions over the names; :mod:`mantra_env.mantra_cli.run` loads the suites, starts the models and runs the pairs.
 """
 
 from __future__ import annotations

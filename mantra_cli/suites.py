@@ -73,7 +73,7 @@ def render(suites: Sequence[ShippedSuite], without: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "mantra_cli.suites",
+        "mantra_env.mantra_cli.suites",
         __doc__,
         "                        # a table",
         "--json                  # one JSON object per suite (domain, suite, version, cases, default, env_ids, folder)",

@@ -21,12 +21,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mantra_cli.ray_pool import RayWorkers, add_ray_option, ray_workers
 from mantra_env.authoring import DEFAULT_BOUND, AuthoringError, explain, validate_case
 from mantra_env.case import Case, Suite, ValidationRecord
 from mantra_env.cli import command_parser, run_command
 from mantra_env.domains import Domain, find_suite, load_domain
 from mantra_env.errors import MantraError, did_you_mean
+from mantra_env.mantra_cli.ray_pool import RayWorkers, add_ray_option, ray_workers
 from mantra_env.progress import Progress
 from mantra_env.registration import catalog
 from mantra_env.smt import QueryResult
@@ -165,7 +165,7 @@ def render(outcome: CaseOutcome) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(
-        "mantra_cli.validate",
+        "mantra_env.mantra_cli.validate",
         __doc__,
         "--suite operations/starter                 # a shipped suite",
         "--suite path/to/my-suite                   # a folder with suite.jsonl and manifest.json",

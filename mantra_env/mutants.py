@@ -4,7 +4,7 @@ The checks and the world model of a generated case are written from the same sam
 each other, so what both leave out (a read nobody pinned, an order nobody stated) passes unnoticed. A mutation
 audit asks the opposite question: derived from the stored oracle plan, which plausible traces does the verdict
 pass or fail, and should it? This module only *derives* the traces (pure, no env, no solver); replaying and
-classifying them is :mod:`generators.mutation`.
+classifying them is :mod:`mantra_env.generators.mutation`.
 
 Wrong-trace candidates (each one change of the plan):
 
@@ -28,8 +28,8 @@ Correct-variant candidates:
   it does not, the plan's matching call replaced by a call of the other side (its pinned arguments, then the
   plan call's arguments the tool takes, the bindings and the scenario's values).
 
-A candidate is not a verdict: :mod:`generators.mutation` replays each and classifies it (env, unrequested writes,
-world model), since a dropped read may be one the manual never required, and a permutation one it forbids.
+A candidate is not a verdict: :mod:`mantra_env.generators.mutation` replays each and classifies it (env, unrequested
+writes, world model), since a dropped read may be one the manual never required, and a permutation one it forbids.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What the environment shows the agent after a tool call, as text: the one serializer of observations.
 
 :class:`mantra_env.env.MantraEnv` answers each call with :func:`tool_observation`, and the training export
-(``graders.export``) writes each ``tool`` message with the same function over the stored trace, so a model trained
-on exported conversations reads exactly the bytes the env produces: ``{"result": ...}`` with the result as compact
-JSON (no spaces, keys in the order the tool returned them), or ``{"error": {"code": ..., "message": ...}}``.
+(``mantra_env.graders.export``) writes each ``tool`` message with the same function over the stored trace, so a model
+trained on exported conversations reads exactly the bytes the env produces: ``{"result": ...}`` with the result as
+compact JSON (no spaces, keys in the order the tool returned them), or ``{"error": {"code": ..., "message": ...}}``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How a caller runs pure work elsewhere, without the core knowing where: an :class:`Offload` runs
 ``fn(shared, item)`` and returns an awaitable of its result. The runner and the generation pipeline's validation
-take one; ``mantra_cli.ray_pool`` gives one that runs the work on a Ray worker (the core never imports Ray).
+take one; ``mantra_env.mantra_cli.ray_pool`` gives one that runs the work on a Ray worker (the core never imports Ray).
 
 ``fn`` must be a module-level function and its arguments picklable values; whatever it returns is handed back
 to the caller, which alone writes (the store, memos, recordings). ``shared`` is the same object across many

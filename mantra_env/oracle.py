@@ -16,10 +16,10 @@ allows. Arguments are filled per call, in this order:
 
 A required parameter still missing is a :class:`MissingArguments` error naming the case, tool and parameter
 (the generation pipeline asks the scenario writer for those values before it exports, see
-:mod:`generators.oracle_arguments`).
+:mod:`mantra_env.generators.oracle_arguments`).
 
 The plan is a pure function of the case, the tool specs and the bound; a case exported with its plan
-(``Case.oracle_plan``) is answered from it. The scripted oracle policy (:mod:`agents.scripted`), the export,
+(``Case.oracle_plan``) is answered from it. The scripted oracle policy (:mod:`mantra_env.agents.scripted`), the export,
 ``mantra author``, the unrequested-write rule's plan and the viewer's expected trace all read this one plan.
 """
 

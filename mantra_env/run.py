@@ -1,10 +1,10 @@
 """``python -m mantra_env.run``: kept working for scripts and docs that use it; the command itself lives in the
-top layer, :mod:`mantra_cli.run` (``mantra run``), because it composes the core with agents and graders.
+top layer, :mod:`mantra_env.mantra_cli.run` (``mantra run``), because it composes the core with agents and graders.
 
 This module is the one import from the core to an outer package (``tests/test_layers.py`` keeps it so).
 """
 
-from mantra_cli.run import main
+from mantra_env.mantra_cli.run import main
 
 __all__ = ["main"]
 

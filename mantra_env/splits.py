@@ -168,7 +168,7 @@ class CaseTags(BaseModel):
     first_valid_round: int | None
     baselines_passed: list[str] | None = None
     """The scripted baselines (noop, decline, read-all) whose episode passes the case; None: not played here
-    (the core plays no agent: ``agents.tags.played_case_tags`` fills it in)."""
+    (the core plays no agent: ``mantra_env.agents.tags.played_case_tags`` fills it in)."""
 
 
 def case_tags(suite: Suite, write_tools: Collection[str], test_fraction: float = TEST_FRACTION) -> dict[str, CaseTags]:

@@ -10,8 +10,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.base import ScriptedAgent
-from agents.scripted import SCRIPTED
+from mantra_env.agents.base import ScriptedAgent
+from mantra_env.agents.scripted import SCRIPTED
 from mantra_env.domains import find_suite, load_domain
 from mantra_env.runner import RunSettings, run_suite
 from mantra_env.store import RolloutStore

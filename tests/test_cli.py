@@ -71,10 +71,10 @@ def test_terminated_is_a_keyboard_interrupt() -> None:
 
 
 def test_the_program_name_follows_the_command_that_runs_it() -> None:
-    assert program_name("graders.report") == "python -m graders.report"
+    assert program_name("mantra_env.graders.report") == "python -m mantra_env.graders.report"
     with invoked_as("mantra report"):
-        assert program_name("graders.report") == "mantra report"
-    assert program_name("graders.report") == "python -m graders.report"
+        assert program_name("mantra_env.graders.report") == "mantra report"
+    assert program_name("mantra_env.graders.report") == "python -m mantra_env.graders.report"
 
 
 def test_output_piped_into_a_reader_that_stops_early_ends_quietly() -> None:

@@ -14,11 +14,11 @@ from typing import ClassVar
 
 import pytest
 
-from agents.base import AgentReport, InfrastructureError, ScriptedAgent
-from agents.scripted import NoopPolicy, OraclePolicy
-from graders.analysis import summarize_run
+from mantra_env.agents.base import AgentReport, InfrastructureError, ScriptedAgent
+from mantra_env.agents.scripted import NoopPolicy, OraclePolicy
 from mantra_env.domains import DomainError, find_suite
 from mantra_env.env import MantraEnv
+from mantra_env.graders.analysis import summarize_run
 from mantra_env.runner import MAX_EPISODES, RunnerError, RunSettings, plan, run_suite, select_cases
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import RunRecord
@@ -136,8 +136,8 @@ KILLED_AFTER = 7
 KILLABLE = textwrap.dedent(
     """
     import asyncio, os, signal, sys
-    from agents.base import ScriptedAgent
-    from agents.scripted import {policy}
+    from mantra_env.agents.base import ScriptedAgent
+    from mantra_env.agents.scripted import {policy}
     from mantra_env.domains import find_suite
     from mantra_env.runner import RunSettings, run_suite
     from mantra_env.store import RolloutStore

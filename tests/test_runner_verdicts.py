@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.base import AgentReport
-from graders.analysis import failure_categories, summarize_run
+from mantra_env.agents.base import AgentReport
 from mantra_env.env import MantraEnv
+from mantra_env.graders.analysis import failure_categories, summarize_run
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.runner import RunSettings, run_suite
 from mantra_env.store import RolloutStore

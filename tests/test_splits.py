@@ -1,5 +1,5 @@
-"""Train/test splits and per-case tags (mantra_env.splits, agents.tags): no sample or chunk group on both sides,
-the same split in another process, a non-empty test side for every shipped suite, ``gym.make(split=...)``."""
+"""Train/test splits and per-case tags (mantra_env.splits, mantra_env.agents.tags): no sample or chunk group on both
+sides, the same split in another process, a non-empty test side for every shipped suite, ``gym.make(split=...)``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401  # registers the gymnasium ids
-from agents.tags import played_case_tags
+from mantra_env.agents.tags import played_case_tags
 from mantra_env.case import Suite
 from mantra_env.domains import find_suite
 from mantra_env.registration import catalog

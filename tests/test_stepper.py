@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agents.base import ScriptedAgent
-from agents.scripted import OraclePolicy
+from mantra_env.agents.base import ScriptedAgent
+from mantra_env.agents.scripted import OraclePolicy
 from mantra_env.domains import find_suite
 from mantra_env.domains.discovery import PATH_VARIABLE
 from mantra_env.domains.operations import OperationsToolkit
@@ -236,8 +236,8 @@ def test_n4_ctrl_c_during_a_slow_tool_stops_the_run_and_resume_finishes_it_exact
 
 def test_n4_a_raising_tool_under_the_strands_agent_is_not_the_models_failure(tmp_path: Path) -> None:
     """strands answers a handler's exception to the model and goes on; the episode is the harness's error still."""
-    from agents.models import ModelConfig
-    from agents.strands_agent import StrandsAgent
+    from mantra_env.agents.models import ModelConfig
+    from mantra_env.agents.strands_agent import StrandsAgent
     from tests.agents.stub_server import serve, text, tool_call
 
     Misbehaving.mode = "raise"
@@ -253,8 +253,8 @@ def test_n4_a_raising_tool_under_the_strands_agent_is_not_the_models_failure(tmp
 
 
 def test_under_the_runner_a_turns_calls_step_in_order_in_the_episodes_one_worker_thread() -> None:
-    from agents.models import ModelConfig
-    from agents.strands_agent import StrandsAgent
+    from mantra_env.agents.models import ModelConfig
+    from mantra_env.agents.strands_agent import StrandsAgent
     from tests.agents.stub_server import serve, text, tool_call
 
     class Recording(MantraEnv):

@@ -1,10 +1,10 @@
 """GRPO on mantra-env's rewards with TRL's ``GRPOTrainer``, multi-turn, on a CPU (``make train-smoke``).
 
-Each training prompt is one case of a suite, in :mod:`trainers.text`'s protocol (a system message with the
+Each training prompt is one case of a suite, in :mod:`mantra_env.trainers.text`'s protocol (a system message with the
 manual and the tools, the request as the user message). A rollout is a whole episode against a live
 :class:`~mantra_env.env.MantraEnv`: the policy writes a reply, the env steps the action the reply means
-(:func:`trainers.text.action_from_reply`: a ``<tool_call>`` block, else the final answer), the observation comes
-back as a user message, until the final answer, the env's step limit or ``--max-turns`` (then an empty final
+(:func:`mantra_env.trainers.text.action_from_reply`: a ``<tool_call>`` block, else the final answer), the observation
+comes back as a user message, until the final answer, the env's step limit or ``--max-turns`` (then an empty final
 answer ends it). TRL gets the episode as one completion, the policy's tokens and the env's, the env's masked out
 of the loss (its ``env_mask``), and the env's reward of the episode (``--reward``: binary, fraction, shaped) as
 the reward, logged at every optimizer step even when it is zero.
@@ -19,7 +19,7 @@ Install into a virtualenv of its own (the Makefile's ``train-smoke`` builds ``.v
     python -m venv .venv-train
     .venv-train/bin/pip install torch==2.13.0            # the CPU build
     .venv-train/bin/pip install -e . trl==1.16.0         # TRL brings transformers, datasets, accelerate
-    HF_HUB_OFFLINE=1 .venv-train/bin/python -m trainers.grpo --suite operations/starter --steps 3
+    HF_HUB_OFFLINE=1 .venv-train/bin/python -m mantra_env.trainers.grpo --suite operations/starter --steps 3
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from mantra_env.errors import MantraError
 from mantra_env.oracle import oracle_plan
 from mantra_env.registration import make_env
 from mantra_env.rewards import REWARD_MODES
-from trainers.text import action_from_reply, opening_messages, reply_for_call
+from mantra_env.trainers.text import action_from_reply, opening_messages, reply_for_call
 
 Messages = list[dict[str, str]]
 
@@ -124,8 +124,8 @@ def play_episode(
 
 
 def demonstration_replies(env: MantraEnv, case_id: str) -> list[str]:
-    """The oracle's replies on ``case_id`` in :mod:`trainers.text`'s protocol: its plan's calls, one per reply,
-    then its final answer over what they returned (:func:`mantra_env.answers.final_answer`)."""
+    """The oracle's replies on ``case_id`` in :mod:`mantra_env.trainers.text`'s protocol: its plan's calls, one per
+    reply, then its final answer over what they returned (:func:`mantra_env.answers.final_answer`)."""
     case = env.suite.case(case_id)
     plan = oracle_plan(case, env.domain.episode_constants.specs)
     env.reset(options={"case": case_id})
@@ -330,7 +330,7 @@ def train(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m trainers.grpo",
+        prog="python -m mantra_env.trainers.grpo",
         description="GRPO (TRL) on a suite's cases with the env's rewards, multi-turn, on the CPU; needs the "
         "training virtualenv (see the module docstring or README, 'Training with GRPO').",
     )
@@ -358,7 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import trl  # noqa: F401
     except ImportError:
-        print("trainers.grpo needs torch and trl: see README, 'Training with GRPO' (make train-smoke)", file=sys.stderr)
+        print(
+            "mantra_env.trainers.grpo needs torch and trl: see README, 'Training with GRPO' (make train-smoke)",
+            file=sys.stderr,
+        )
         return 2
     log = train(args)
     print(f"{len(log)} optimizer steps; rewards per step: {[entry['episode_rewards'] for entry in log]}")

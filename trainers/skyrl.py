@@ -15,7 +15,7 @@ from skyrl_gym.envs.registration import register, registry
 
 from mantra_env.env import MantraEnv
 from mantra_env.registration import make_env
-from trainers.text import action_from_reply, opening_messages
+from mantra_env.trainers.text import action_from_reply, opening_messages
 
 ENV_CLASS = "mantra"
 
@@ -82,4 +82,4 @@ def dataset_rows(suite: str, split: str | None = None) -> list[dict[str, Any]]:
 def register_env() -> None:
     """Register :class:`MantraTextEnv` with skyrl_gym as ``mantra`` (idempotent)."""
     if ENV_CLASS not in registry:
-        register(id=ENV_CLASS, entry_point="trainers.skyrl:MantraTextEnv")
+        register(id=ENV_CLASS, entry_point="mantra_env.trainers.skyrl:MantraTextEnv")

@@ -1,1 +1,5 @@
 """Read-only web viewer of stored runs: ``mantra view --db results/mantra.duckdb``."""
+
+from mantra_env.namespace import adopt_legacy_name
+
+adopt_legacy_name(__name__, __file__)  # the old top-level name: see mantra_env/namespace.py

@@ -15,7 +15,7 @@ from .app import create_app
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(
-        "viewer",
+        "mantra_env.viewer",
         "Browse stored runs and episodes in a web browser (read-only; a live run's snapshot too).",
         "--db results/mantra.duckdb",
         "--db results/mantra.duckdb --port 8001   # then open the printed URL (it carries a session token)",

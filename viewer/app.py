@@ -1,6 +1,6 @@
 """The viewer's pages: runs with the leaderboard's scores, episodes filtered by choices and paged, one episode
-with its verdict on top (:mod:`viewer.episode`), step by step with each check's verdict pointing at its steps, and
-the case's expected (oracle) trace.
+with its verdict on top (:mod:`mantra_env.viewer.episode`), step by step with each check's verdict pointing at its
+steps, and the case's expected (oracle) trace.
 
 The store is opened read-only per request, so a live run's finished episodes show through its snapshot. With a
 ``token`` every request must carry it (``?token=``; the pages' links do). Everything shown is escaped (table
@@ -25,12 +25,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from graders.intervals import format_estimate
 from mantra_env.checks import FailureCategory
 from mantra_env.errors import MantraError
+from mantra_env.graders.intervals import format_estimate
 from mantra_env.store import RolloutStore
-from mantra_env.webapp import Html, local_app, page, raw_segments, segment, text
-from viewer.episode import (
+from mantra_env.viewer.episode import (
     MISSING_CATEGORIES,
     arguments_cell,
     error_cell,
@@ -40,6 +39,7 @@ from viewer.episode import (
     missing_calls,
     verdict_summary,
 )
+from mantra_env.webapp import Html, local_app, page, raw_segments, segment, text
 
 _CSS = (
     "body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
@@ -87,7 +87,7 @@ def _table(
 
 def _estimate(value: Any) -> str:
     """An estimate with its interval, as the run summary, the report and the notebooks print it (the one
-    formatter, :func:`graders.intervals.format_estimate`)."""
+    formatter, :func:`mantra_env.graders.intervals.format_estimate`)."""
     return format_estimate(value)
 
 
@@ -297,7 +297,7 @@ def create_app(db: Path | str, token: str | None = None) -> Starlette:
     async def runs(request: Request) -> HTMLResponse:
         if not allowed(request):
             return forbidden()
-        from graders.leaderboard import leaderboard
+        from mantra_env.graders.leaderboard import leaderboard
 
         with store() as s:
             run_ids = [str(r[0]) for r in s.query("SELECT run_id FROM runs ORDER BY run_id")]

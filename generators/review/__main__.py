@@ -13,14 +13,14 @@ from mantra_env.errors import MantraError
 from mantra_env.webapp import exposure_warning, port_number
 
 if TYPE_CHECKING:
-    from generators.review.run import ReviewRun
+    from mantra_env.generators.review.run import ReviewRun
 
 
 def open_run(target: str, config: Path | None, keep: Path | None, samples: int | None) -> ReviewRun:
     """The run ``target`` names: a run directory, or a domain's recording run in ``keep/run`` (replayed up to
     its validation first when it is not there yet)."""
-    from generators.review.run import ReviewRun, ReviewRunError
     from mantra_env.domains import domain_names
+    from mantra_env.generators.review.run import ReviewRun, ReviewRunError
 
     domains = domain_names()
     if Path(target).is_dir() and (keep is None or target not in domains):
@@ -30,11 +30,11 @@ def open_run(target: str, config: Path | None, keep: Path | None, samples: int |
     if target not in domains:
         raise ReviewRunError(
             f"{target} is neither a run directory nor a domain (domains: {', '.join(domains)}): give the folder "
-            "generators.run printed, or a domain name"
+            "mantra_env.generators.run printed, or a domain name"
         )
     if config is not None:
         raise ReviewRunError("--config is for a run directory: a domain's recording run uses its generation.yaml")
-    from generators.regenerate import replay_for_review
+    from mantra_env.generators.regenerate import replay_for_review
 
     work = keep or Path("runs") / f"{target}-recording"
     if not (work / "run" / "validation").is_dir():
@@ -44,17 +44,19 @@ def open_run(target: str, config: Path | None, keep: Path | None, samples: int |
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(
-        "generators.review",
+        "mantra_env.generators.review",
         "Review a generation run's cases in a web browser: read, edit with typed edits, re-run the solver, "
         "accept or reject. Give a run directory, or a domain to review the run its shipped recording replays "
-        "(kept in --keep DIR/run, replayed up to its validation the first time). Then `python -m generators.run "
-        "--resume RUN_DIR --from-stage export` exports the accepted cases.",
+        "(kept in --keep DIR/run, replayed up to its validation the first time). Then "
+        "`python -m mantra_env.generators.run --resume RUN_DIR --from-stage export` exports the accepted cases.",
         "runs/retail-20261124T162344",
         "runs/retail-20261124T162344 --port 8081 --reviewer alice",
         "retail --keep runs/retail-replay --samples 2",
     )
     parser.add_argument(
-        "target", metavar="RUN_DIR|DOMAIN", help="a run directory (the one generators.run printed) or a domain name"
+        "target",
+        metavar="RUN_DIR|DOMAIN",
+        help="a run directory (the one mantra_env.generators.run printed) or a domain name",
     )
     parser.add_argument(
         "--host",
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         metavar="DIR",
         default=None,
-        help="a domain's recording run is DIR/run, as `generators.regenerate DOMAIN --keep DIR` leaves it "
+        help="a domain's recording run is DIR/run, as `mantra_env.generators.regenerate DOMAIN --keep DIR` leaves it "
         "(default: runs/DOMAIN-recording)",
     )
     parser.add_argument("--samples", type=int, default=None, help="replay only the first N samples of a domain")
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"review of {run.root} as {reviewer}: http://{args.host}:{args.port}/?token={token}", flush=True)
     import uvicorn
 
-    from generators.review.app import create_app
+    from mantra_env.generators.review.app import create_app
 
     uvicorn.run(create_app(run, token, reviewer), host=args.host, port=args.port, log_level="warning")
     return 0

@@ -1,5 +1,5 @@
 """The review web app: a run's cases by status, one case with everything a reviewer needs, and forms that
-change it only through :mod:`generators.review.state` (typed edits, goals, initial values, decisions).
+change it only through :mod:`mantra_env.generators.review.state` (typed edits, goals, initial values, decisions).
 
 Safety: every request needs the session token (``?token=`` on links; a hidden field in forms, the only place a
 POST may carry it); a request that changes something must also come from the app's own origin
@@ -9,7 +9,7 @@ is never rendered as HTML), and the pages carry the security headers of :mod:`ma
 A mistake is a page that says what is wrong, never a 500: an unknown sample or case is a 404, a review file that
 does not parse is a 409 naming the file, as is a save of a page older than the file, an edit that is invalid (or
 JSON nested too deep) a 422, a save another process held up for longer than it waits a 503. The solver runs
-in a child process (:mod:`generators.review.solving`), one per case at a time: "Re-run the solver" returns at
+in a child process (:mod:`mantra_env.generators.review.solving`), one per case at a time: "Re-run the solver" returns at
 once, the case page shows the running query and a Cancel button and reloads itself every two seconds (a meta
 refresh, no script) until the result is there; a result computed for an older revision of the case is dropped.
 """
@@ -29,9 +29,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from generators.review.run import ReviewRun, ReviewRunError
-from generators.review.solving import SolveJob, SolveJobs, SolveTarget, SolveTask, solve_in_child
-from generators.review.state import (
+from mantra_env.checks import format_check
+from mantra_env.errors import MantraError
+from mantra_env.generators.review.run import ReviewRun, ReviewRunError
+from mantra_env.generators.review.solving import SolveJob, SolveJobs, SolveTarget, SolveTask, solve_in_child
+from mantra_env.generators.review.state import (
     ReviewBusy,
     ReviewError,
     SampleReview,
@@ -43,8 +45,6 @@ from generators.review.state import (
     decide,
     save_review,
 )
-from mantra_env.checks import format_check
-from mantra_env.errors import MantraError
 from mantra_env.limits import MAX_DEPTH, json_text_too_deep
 from mantra_env.webapp import local_app, page, segment
 

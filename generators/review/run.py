@@ -6,15 +6,15 @@ import dataclasses
 from functools import cached_property
 from pathlib import Path
 
-from generators.artifacts import SampleValidation, Scenario, ScenarioOutcome, ToolRelevance
-from generators.config import GenerationConfig, load_config
-from generators.document import DocumentGraph
-from generators.pipeline import SamplesArtifact, ScenarioSet, domain_tools
-from generators.review.state import SampleReview, load_review, start_review
-from generators.rundir import RunDir
 from mantra_env.case import SolverModes
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError
+from mantra_env.generators.artifacts import SampleValidation, Scenario, ScenarioOutcome, ToolRelevance
+from mantra_env.generators.config import GenerationConfig, load_config
+from mantra_env.generators.document import DocumentGraph
+from mantra_env.generators.pipeline import SamplesArtifact, ScenarioSet, domain_tools
+from mantra_env.generators.review.state import SampleReview, load_review, start_review
+from mantra_env.generators.rundir import RunDir
 from mantra_env.tools import ToolSpec
 
 
@@ -34,16 +34,18 @@ class ReviewRun:
 
     def __post_init__(self) -> None:
         if not self.root.is_dir():
-            raise ReviewRunError(f"{self.root}: no such run directory (give the folder generators.run printed)")
+            raise ReviewRunError(
+                f"{self.root}: no such run directory (give the folder mantra_env.generators.run printed)"
+            )
         if not RunDir(self.root).stage_dir("validation").is_dir():
             raise ReviewRunError(
-                f"{self.root} has no validation results yet: run `python -m generators.run --resume {self.root}` "
-                "until its validation stage is done"
+                f"{self.root} has no validation results yet: run "
+                f"`python -m mantra_env.generators.run --resume {self.root}` until its validation stage is done"
             )
 
     @cached_property
     def config(self) -> GenerationConfig:
-        from generators.run import recorded_config
+        from mantra_env.generators.run import recorded_config
 
         if self.given_config is not None:
             return self.given_config
@@ -51,8 +53,8 @@ class ReviewRun:
             path = self.config_path or recorded_config(self.root)
         except MantraError as error:
             raise ReviewRunError(
-                f"{error}; a domain's recording run (what `generators.regenerate DOMAIN --keep DIR` leaves in "
-                "DIR/run) opens with `mantra review DOMAIN --keep DIR`"
+                f"{error}; a domain's recording run (what `mantra_env.generators.regenerate DOMAIN --keep DIR` "
+                "leaves in DIR/run) opens with `mantra review DOMAIN --keep DIR`"
             ) from None
         return load_config(path)
 

@@ -13,9 +13,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Literal
 
-from generators.artifacts import Scenario
-from generators.review.state import SampleReview, SolverReport, solve
 from mantra_env.case import SolverModes
+from mantra_env.generators.artifacts import Scenario
+from mantra_env.generators.review.state import SampleReview, SolverReport, solve
 from mantra_env.tools import ToolSpec
 
 _CONTEXT = multiprocessing.get_context("spawn")  # a fresh interpreter: no lock of the app's threads is copied

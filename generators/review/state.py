@@ -3,7 +3,7 @@
 A review starts from the validation stage's final artifacts of a sample (the shared world model, every
 scenario's checks and goal, the initial values) and is stored as ``RUN_DIR/review/<sample>.json``, beside the
 stage folders: ``--from-stage validation`` never deletes it, and a re-validation starts from the reviewed
-artifacts with the parts the reviewer edited locked (:mod:`generators.validation`).
+artifacts with the parts the reviewer edited locked (:mod:`mantra_env.generators.validation`).
 
 Every change is a :class:`HumanAction`, checked before anything is written: typed edits go through the edit
 language (:func:`mantra_env.worldmodel.edits.apply_edits` with ``author="human"``, so the parts they touch are
@@ -25,12 +25,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from generators.artifacts import SampleValidation, Scenario
-from generators.rundir import write_text
-from generators.worldgen import initial_state, with_goal
 from mantra_env.case import CaseCheck, SolverModes
 from mantra_env.errors import MantraError
 from mantra_env.files import LockHeld, exclusive_lock
+from mantra_env.generators.artifacts import SampleValidation, Scenario
+from mantra_env.generators.rundir import write_text
+from mantra_env.generators.worldgen import initial_state, with_goal
 from mantra_env.smt import CaseSolver, QueryResult
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import format_model, parse_model

@@ -13,10 +13,10 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.alternative import PlanPolicy, alternative_plan, alternative_witnesses
-from agents.base import play
-from agents.scripted import MissingArguments
 from mantra_env import registration
+from mantra_env.agents.alternative import PlanPolicy, alternative_plan, alternative_witnesses
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import MissingArguments
 from mantra_env.case import Case, PlannedCall, Scenario
 from mantra_env.env import MantraEnv
 from mantra_env.grading import grade_case

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.base import play
-from agents.scripted import REFUSAL, SCRIPTED, DeclinePolicy, OraclePolicy, ReadAllPolicy, stated_reads
-from generators.screening import trivial_policies
-from graders.refusals import is_refusal
 from mantra_env import registration
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import REFUSAL, SCRIPTED, DeclinePolicy, OraclePolicy, ReadAllPolicy, stated_reads
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.checks import Answer
 from mantra_env.env import MantraEnv
+from mantra_env.generators.screening import trivial_policies
+from mantra_env.graders.refusals import is_refusal
 from mantra_env.tools import ToolSpec
 
 MALFORMED = {"invalid_arguments", "unparseable_action", "unknown_tool"}  # the env refuses the call

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from agents.base import play
-from agents.models import ModelConfig
-from agents.preflight import PreflightError, preflight
-from agents.scripted import OraclePolicy
-from agents.strands_agent import StrandsAgent
-from graders.analysis import summarize_run
+from mantra_env.agents.base import play
+from mantra_env.agents.models import ModelConfig
+from mantra_env.agents.preflight import PreflightError, preflight
+from mantra_env.agents.scripted import OraclePolicy
+from mantra_env.agents.strands_agent import StrandsAgent
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
+from mantra_env.graders.analysis import summarize_run
 from mantra_env.runner import RunSettings, run_suite
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import RunRecord

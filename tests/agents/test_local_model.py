@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mantra_cli.run import main
+from mantra_env.mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
 

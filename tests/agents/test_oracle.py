@@ -8,8 +8,8 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.scripted import oracle_plan, plan_from_witness
 from mantra_env import registration
+from mantra_env.agents.scripted import oracle_plan, plan_from_witness
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.env import MantraEnv
 from mantra_env.smt import Witness

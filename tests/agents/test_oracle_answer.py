@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.base import play
-from agents.scripted import DeclinePolicy, OraclePolicy
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import DeclinePolicy, OraclePolicy
 from mantra_env.answers import REFUSAL_TEXT, final_answer
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.checks import evaluate, parse_check

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agents import preflight as module
-from agents.models import ModelConfig
-from agents.preflight import PreflightError, preflight
-from agents.strands_agent import StrandsAgent
+from mantra_env.agents import preflight as module
+from mantra_env.agents.models import ModelConfig
+from mantra_env.agents.preflight import PreflightError, preflight
+from mantra_env.agents.strands_agent import StrandsAgent
 from mantra_env.domains import find_suite
 
 DOMAIN, SUITE = find_suite("operations")

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from litellm import exceptions as llm
 
-from agents.provider_errors import MODEL, EmptyResponseError, classify, retryable
+from mantra_env.agents.provider_errors import MODEL, EmptyResponseError, classify, retryable
 
 Made = dict(llm_provider="openai", model="x")
 

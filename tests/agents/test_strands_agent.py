@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from agents.models import ModelConfig
-from agents.strands_agent import StrandsAgent
+from mantra_env.agents.models import ModelConfig
+from mantra_env.agents.strands_agent import StrandsAgent
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.runner import RunSettings, run_suite
@@ -143,7 +143,7 @@ def test_cached_tool_specs_are_strands_own_and_follow_registrations() -> None:
     from strands.tools.registry import ToolRegistry
     from strands.tools.tools import PythonAgentTool
 
-    from agents.strands_agent import cache_tool_specs
+    from mantra_env.agents.strands_agent import cache_tool_specs
 
     async def handler(tool_use: Any, **context: Any) -> dict[str, Any]:
         return {}

@@ -1,7 +1,7 @@
 """D8: the bundled model server dies with the process that started it, however that process ends.
 
-The server machinery (``agents.local_server.serve`` and ``agents.watchdog``) runs here with a tiny fake server
-(a stdlib HTTP server answering ``/v1/models``), so no model is needed. A parent process starts it under
+The server machinery (``mantra_env.agents.local_server.serve`` and ``mantra_env.agents.watchdog``) runs here with a tiny
+fake server (a stdlib HTTP server answering ``/v1/models``), so no model is needed. A parent process starts it under
 ``mantra_env.cli.run_command`` (as every CLI does), says through a pipe that the server answers, and is then
 signalled; the test waits for the server's pid to disappear with a bounded poll.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.local_server import free_port
+from mantra_env.agents.local_server import free_port
 
 ROOT = Path(__file__).parents[2]
 
@@ -43,7 +43,7 @@ PARENT = textwrap.dedent(
     """
     import signal, sys
     from pathlib import Path
-    from agents.local_server import serve
+    from mantra_env.agents.local_server import serve
     from mantra_env.cli import run_command
 
     # As in a terminal, whatever the test runner ignores; run_command then installs its own handlers.
@@ -124,7 +124,10 @@ def test_d8_the_server_dies_with_its_parent(tmp_path: Path, signum: signal.Signa
 def test_d8_the_watchdog_stops_its_command_when_its_stdin_closes() -> None:
     command = [sys.executable, "-c", "import os, sys, time; print(os.getpid(), flush=True); time.sleep(600)"]
     watchdog = subprocess.Popen(
-        [sys.executable, "-m", "agents.watchdog", *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
+        [sys.executable, "-m", "mantra_env.agents.watchdog", *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
     )
     assert watchdog.stdin is not None and watchdog.stdout is not None
     child = int(watchdog.stdout.readline())
@@ -136,7 +139,7 @@ def test_d8_the_watchdog_stops_its_command_when_its_stdin_closes() -> None:
 
 def test_d8_the_watchdog_exits_with_its_commands_exit_code() -> None:
     watchdog = subprocess.Popen(
-        [sys.executable, "-m", "agents.watchdog", sys.executable, "-c", "raise SystemExit(3)"],
+        [sys.executable, "-m", "mantra_env.agents.watchdog", sys.executable, "-c", "raise SystemExit(3)"],
         stdin=subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
     try:
@@ -148,6 +151,6 @@ def test_d8_the_watchdog_exits_with_its_commands_exit_code() -> None:
 
 def test_d8_the_watchdog_needs_a_command() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "agents.watchdog"], capture_output=True, text=True, cwd=ROOT, timeout=60
+        [sys.executable, "-m", "mantra_env.agents.watchdog"], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert finished.returncode == 2 and "usage" in finished.stderr

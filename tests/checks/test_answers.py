@@ -266,7 +266,7 @@ def test_an_answer_check_is_one_obligation_in_fraction_and_shaped_rewards() -> N
 
 
 def test_the_analysis_charges_a_missing_fact_to_the_read_it_comes_from() -> None:
-    from graders.analysis import failed_tool
+    from mantra_env.graders.analysis import failed_tool
 
     assert failed_tool(FLIGHTS, "missing_answer_fact") == "get_reservation_details"
 
@@ -281,7 +281,7 @@ def test_an_answer_check_is_never_counted_as_implied_by_the_others() -> None:
 
 
 def test_the_failure_figure_has_a_bar_and_a_label_for_every_category() -> None:
-    from graders.figures import CATEGORY_LABELS, CATEGORY_ORDER
+    from mantra_env.graders.figures import CATEGORY_LABELS, CATEGORY_ORDER
 
     assert set(CATEGORY_ORDER) == set(CATEGORY_LABELS) == {category.value for category in FailureCategory}
 

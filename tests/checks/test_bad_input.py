@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graders import grade
 from mantra_env.case import load_cases, load_manifest, load_suite
 from mantra_env.checks import MAX_CHECK_JSON_DEPTH, Call, check_from_json, check_to_json, format_check, parse_check
 from mantra_env.errors import CaseFileError, CheckSyntaxError, CheckValueError, GradingError, MantraError
+from mantra_env.graders import grade
 from mantra_env.limits import MAX_CHECK_ATOMS, MAX_DEPTH
 from mantra_env.trace import ToolCall, Trace
 

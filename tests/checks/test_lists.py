@@ -8,7 +8,6 @@ from typing import Annotated
 
 import pytest
 
-from graders import grade
 from mantra_env.checks import (
     TraceIndex,
     arg_equal,
@@ -21,6 +20,7 @@ from mantra_env.checks import (
     parse_check,
 )
 from mantra_env.checks.ast import Call
+from mantra_env.graders import grade
 from mantra_env.toolkit import ORDERED, Toolkit, tool
 from mantra_env.tools import ToolSpec, list_order_problem, with_list_order
 from mantra_env.trace import Trace

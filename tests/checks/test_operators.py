@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from generators.prompts import CHECK_LANGUAGE, check_language
 from mantra_env.checks import NODE_TYPES, Check, FailureCategory, evaluate, parse_check, semantics
 from mantra_env.checks.operators import BY_NODE, OPERATORS, charged_atom, prompt_section, semantics_section
+from mantra_env.generators.prompts import CHECK_LANGUAGE, check_language
 from mantra_env.trace import Trace
 
 from .strategies import checks, traces

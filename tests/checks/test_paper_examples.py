@@ -2,8 +2,8 @@
 
 import pytest
 
-from graders import FailureCategory, grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import FailureCategory, grade
 from mantra_env.trace import ToolCall, ToolError, Trace
 
 CASE1 = [

@@ -9,7 +9,6 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from graders import grade
 from mantra_env.checks import (
     After,
     Answer,
@@ -28,6 +27,7 @@ from mantra_env.checks import (
     values_equal,
 )
 from mantra_env.checks.semantics import call_matches
+from mantra_env.graders import grade
 from mantra_env.tools import FREE_TEXT_KEY, ToolSpec, argument_rules
 from mantra_env.trace import Trace
 

@@ -13,8 +13,8 @@ import gymnasium as gym
 import pytest
 
 import mantra_env
-from agents.base import play
-from agents.scripted import OraclePolicy
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import OraclePolicy
 from mantra_env.case import load_suite, write_suite
 from mantra_env.domains import Domain, DomainError, domain_names, find_suite, load_domain
 from mantra_env.domains.discovery import PATH_VARIABLE, domain_sources, suite_entries

@@ -11,9 +11,9 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from mantra_cli.main import main
 from mantra_env.domains.__main__ import rendered
 from mantra_env.domains.discovery import PATH_VARIABLE
+from mantra_env.mantra_cli.main import main
 from mantra_env.registration import register_shipped_suites
 
 FILES = {
@@ -143,9 +143,9 @@ def test_the_checklist_from_a_clean_folder(library: Path, tmp_path: Path, capsys
 
 
 def test_the_generator_s_domain_key_names_it(library: Path) -> None:
-    from generators.config import parse_config
-    from generators.pipeline import domain_tools
     from mantra_env.domains import load_domain
+    from mantra_env.generators.config import parse_config
+    from mantra_env.generators.pipeline import domain_tools
 
     shipped = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
     text = shipped.read_text(encoding="utf-8").replace(": operations\n", ": library\n")

@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.base import play
-from agents.scripted import SCRIPTED
 from mantra_env import registration
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import SCRIPTED
 from mantra_env.env import MantraEnv
 from mantra_env.rewards import REWARD_MODES
 

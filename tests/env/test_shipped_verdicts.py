@@ -8,9 +8,9 @@ import gymnasium as gym
 import pytest
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.base import play
-from agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, ScriptedPolicy, WriteFirstPolicy
 from mantra_env import registration
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, ScriptedPolicy, WriteFirstPolicy
 from mantra_env.env import MantraEnv
 from mantra_env.grading import grade
 

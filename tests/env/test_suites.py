@@ -7,9 +7,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import mantra_env  # noqa: F401 - registers the shipped suites
-from agents.base import play
-from agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, WriteFirstPolicy
 from mantra_env import registration
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, WriteFirstPolicy
 from mantra_env.checks import Call, Follows, Precedes, TraceIndex, evaluate
 from mantra_env.env import MantraEnv
 from mantra_env.rewards import expected_misses

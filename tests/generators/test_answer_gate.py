@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from agents.base import play
-from agents.scripted import OraclePolicy
-from generators import prompts
-from generators.answer_gate import AnswerUnresolved, answer_gate, with_answer_facts
-from generators.artifacts import CheckDraft, CheckSet, CheckSetWithFacts, ScenarioChecks
-from generators.checkgen import ChecksCheck, parse_check_set
-from generators.config import GenerationConfig
-from generators.export import export_suite
-from generators.llm import RepairNeeded
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import OraclePolicy
 from mantra_env.case import Case, CaseCheck, Scenario
 from mantra_env.checks import Answer
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators import prompts
+from mantra_env.generators.answer_gate import AnswerUnresolved, answer_gate, with_answer_facts
+from mantra_env.generators.artifacts import CheckDraft, CheckSet, CheckSetWithFacts, ScenarioChecks
+from mantra_env.generators.checkgen import ChecksCheck, parse_check_set
+from mantra_env.generators.config import GenerationConfig
+from mantra_env.generators.export import export_suite
+from mantra_env.generators.llm import RepairNeeded
 
 DOMAIN = load_domain("airline")
 TOOLS = DOMAIN.tool_specs()

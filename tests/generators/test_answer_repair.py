@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from generators.answer_gate import answer_gate
-from generators.answer_repair import STAGE, AnswerChecks, AnswerRepairCheck, needs_repair, repair_answers
-from generators.config import STAGES, GenerationConfig
-from generators.exchange import ROLES
-from generators.llm import AnswerCheck, RepairNeeded
 from mantra_env.case import Case, CaseCheck, Scenario
 from mantra_env.checks import Answer
 from mantra_env.domains import load_domain
+from mantra_env.generators.answer_gate import answer_gate
+from mantra_env.generators.answer_repair import STAGE, AnswerChecks, AnswerRepairCheck, needs_repair, repair_answers
+from mantra_env.generators.config import STAGES, GenerationConfig
+from mantra_env.generators.exchange import ROLES
+from mantra_env.generators.llm import AnswerCheck, RepairNeeded
 
 DOMAIN = load_domain("airline")
 READ = 'CALL get_reservation_details(reservation_id="BW0ESI")'
@@ -108,7 +108,7 @@ def test_the_request_context_round_trips_and_the_stage_is_gated() -> None:
 def test_the_mutation_audit_grades_cases_whose_answer_facts_the_export_resolves_later() -> None:
     """The audit runs before the export resolves ANSWER facts: it grades a copy with them (a case whose facts
     the database does not hold loses its ANSWER checks in that copy only) instead of the env refusing the suite."""
-    from generators.mutation_audit import audit_cases
+    from mantra_env.generators.mutation_audit import audit_cases
 
     cases = [_case(RIGHT), _case(GUESSED).model_copy(update={"id": "generated-s000-2"})]
     kept, invalid = asyncio.run(
@@ -122,10 +122,10 @@ def test_the_mutation_audit_grades_cases_whose_answer_facts_the_export_resolves_
 def test_a_mutant_answers_from_its_own_reads() -> None:
     """A replayed mutant answers as a compliant agent would over what its calls returned: a variant that makes the
     read passes the ANSWER check, a mutant that dropped it fails it (with "done" every mutant failed)."""
-    from generators.answer_gate import with_answer_facts
-    from generators.mutation import replay
     from mantra_env.case import PlannedCall, Suite, SuiteManifest
     from mantra_env.env import MantraEnv
+    from mantra_env.generators.answer_gate import with_answer_facts
+    from mantra_env.generators.mutation import replay
     from mantra_env.grading import grade_case
     from mantra_env.mutants import Mutant
 

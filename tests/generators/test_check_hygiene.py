@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from generators.answers import rebuild_check
-from generators.artifacts import CheckDraft, CheckSet, ScenarioChecks
-from generators.checkgen import ChecksCheck, parse_check_set
-from generators.config import CheckSettings
-from generators.llm import RepairNeeded, accept
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
+from mantra_env.generators.answers import rebuild_check
+from mantra_env.generators.artifacts import CheckDraft, CheckSet, ScenarioChecks
+from mantra_env.generators.checkgen import ChecksCheck, parse_check_set
+from mantra_env.generators.config import CheckSettings
+from mantra_env.generators.llm import RepairNeeded, accept
 from mantra_env.lints import free_text_pins
 from mantra_env.tools import ToolSpec
 

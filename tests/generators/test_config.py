@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.config import ConfigError, load_config, parse_config
+from mantra_env.generators.config import ConfigError, load_config, parse_config
 
 PAPER_CONFIG = Path(__file__).parent / "fixtures" / "paper-example-config.yaml"
 SHIPPED = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
@@ -120,8 +120,8 @@ def test_airline_config_has_the_papers_settings_and_enough_samples_for_60_cases(
 
 
 def test_tool_sources(tmp_path: Path) -> None:
-    from generators.pipeline import PipelineError, domain_tools
     from mantra_env.domains import load_domain
+    from mantra_env.generators.pipeline import PipelineError, domain_tools
 
     domain = load_domain("operations")
     base = "document_path: m.md\ndomain: operations\n"

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generators.document import (
+from mantra_env.errors import MantraError
+from mantra_env.generators.document import (
     Chunk,
     DocumentError,
     DocumentGraph,
@@ -20,7 +21,6 @@ from generators.document import (
     count_tokens,
     heading_length,
 )
-from mantra_env.errors import MantraError
 
 MANUAL = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "manual.md"
 

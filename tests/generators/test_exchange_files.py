@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from generators.config import load_config
-from generators.exchange import ANSWER_SETTLE_S, AnswerPending, ExchangeDir, ExchangeError
-from generators.exchange import main as exchange_main
-from generators.llm import LLMClient
-from generators.relevance import RelevanceCheck
-from generators.rundir import write_text
+from mantra_env.generators.config import load_config
+from mantra_env.generators.exchange import ANSWER_SETTLE_S, AnswerPending, ExchangeDir, ExchangeError
+from mantra_env.generators.exchange import main as exchange_main
+from mantra_env.generators.llm import LLMClient
+from mantra_env.generators.relevance import RelevanceCheck
+from mantra_env.generators.rundir import write_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 KEY = "tool_relevance/s9#0"
@@ -168,8 +168,8 @@ def test_n6_pending_on_a_folder_that_does_not_exist_is_an_error(
 def test_n6_a_run_whose_answer_path_is_a_folder_stops_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from generators.run import PENDING_EXIT
-    from generators.run import main as run_main
+    from mantra_env.generators.run import PENDING_EXIT
+    from mantra_env.generators.run import main as run_main
     from tests.generators.test_run_lock import _exchange_config
 
     with contextlib.redirect_stdout(io.StringIO()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from generators.export import first_valid_round
+from mantra_env.generators.export import first_valid_round
 
 History = list[dict[str, JsonValue]]
 

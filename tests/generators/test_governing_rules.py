@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from generators import prompts
-from generators.artifacts import ToolRelevance
-from generators.config import (
+from mantra_env.case import Case, load_suite
+from mantra_env.domains import Domain, load_domain
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import ToolRelevance
+from mantra_env.generators.config import (
     ConfigError,
     GenerationConfig,
     ReferenceSettings,
@@ -24,13 +26,11 @@ from generators.config import (
     load_config,
     parse_config,
 )
-from generators.document import GOVERNING_HEADING, DocumentGraph
-from generators.export import export_suite, outcome_counts
-from generators.pipeline import run_pipeline
-from generators.references import GoverningCheck, ReferencesCheck
-from generators.replay import PROVIDER
-from mantra_env.case import Case, load_suite
-from mantra_env.domains import Domain, load_domain
+from mantra_env.generators.document import GOVERNING_HEADING, DocumentGraph
+from mantra_env.generators.export import export_suite, outcome_counts
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.references import GoverningCheck, ReferencesCheck
+from mantra_env.generators.replay import PROVIDER
 
 FIXTURE = Path(__file__).parent / "fixtures" / "rules-mini"
 RULES = "No spend leaves this desk"
@@ -90,7 +90,7 @@ def test_governing_rules_reach_the_sample_they_govern(tmp_path: Path, monkeypatc
     assert relevance.governing == ["c01"]
     assert "tool_relevance/s000/governing#0" in PROVIDER.served
 
-    from generators.review.run import ReviewRun
+    from mantra_env.generators.review.run import ReviewRun
 
     (tmp_path / "run" / "validation").mkdir()  # the review opens validated runs; the excerpt needs no result
     shown = ReviewRun(tmp_path / "run", given_config=config).excerpt("s000")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from generators.document import Edge, chunk_document
-from generators.graph_plot import _label, _layout, plot_graph
-from generators.sampling import Coverage, SamplingSettings, draw_samples
+from mantra_env.generators.document import Edge, chunk_document
+from mantra_env.generators.graph_plot import _label, _layout, plot_graph
+from mantra_env.generators.sampling import Coverage, SamplingSettings, draw_samples
 from tests.generators.test_document import operations_graph, synthetic_manual
 
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from generators.artifacts import Scenario, ScenarioDraft, WorldModelAnswer, WorldModelSchema
-from generators.llm import AnswerCheck
-from generators.prompts import full_pass
-from generators.worldgen import generate_world_model
 from mantra_env.case import CaseCheck
 from mantra_env.checks import parse_check
 from mantra_env.domains import load_domain
+from mantra_env.generators.artifacts import Scenario, ScenarioDraft, WorldModelAnswer, WorldModelSchema
+from mantra_env.generators.llm import AnswerCheck
+from mantra_env.generators.prompts import full_pass
+from mantra_env.generators.worldgen import generate_world_model
 from mantra_env.lints import identifying_params, ignored_pins, insensitive_writes
 from mantra_env.worldmodel import parse_model
 

@@ -3,9 +3,9 @@ list syntax in both language descriptions, and generated checks stamped with the
 
 from __future__ import annotations
 
-from generators import prompts
-from generators.artifacts import CheckDraft, CheckSet
-from generators.checkgen import parse_check_set
+from mantra_env.generators import prompts
+from mantra_env.generators.artifacts import CheckDraft, CheckSet
+from mantra_env.generators.checkgen import parse_check_set
 from mantra_env.worldmodel import parse_expr
 from tests.list_tools import ORDERED_IDS, list_tool
 

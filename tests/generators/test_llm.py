@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from generators.config import GenerationConfig, parse_config
-from generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded, extract_json
-from generators.replay import PROVIDER, load_fixture
+from mantra_env.generators.config import GenerationConfig, parse_config
+from mantra_env.generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded, extract_json
+from mantra_env.generators.replay import PROVIDER, load_fixture
 
 
 class Answer(BaseModel):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from generators.artifacts import ReferenceAnswer
-from generators.config import parse_config
-from generators.pipeline import run_pipeline
-from generators.relevance import answer_model
 from mantra_env.domains import load_domain
+from mantra_env.generators.artifacts import ReferenceAnswer
+from mantra_env.generators.config import parse_config
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.relevance import answer_model
 
 MANUAL = Path(__file__).parent / "fixtures" / "ops-mini" / "manual.md"
 

@@ -1,6 +1,6 @@
-"""The mutation audit's measurement (generators.mutation) on the first case of the shipped operations suite, whose
-world model reads every argument of book_travel, and the judge stage (generators.mutation_audit) with scripted
-judges."""
+"""The mutation audit's measurement (mantra_env.generators.mutation) on the first case of the shipped operations suite,
+whose world model reads every argument of book_travel, and the judge stage (mantra_env.generators.mutation_audit) with
+scripted judges."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from generators.answers import rebuild_check
-from generators.artifacts import Repair
-from generators.exchange import AnswerPending
-from generators.llm import RepairNeeded
-from generators.mutation import CaseAuditor, MutationReport, audit_case, main, mutation_report, replay
-from generators.mutation_audit import AuditContext, MutationAuditCheck, audit_cases, survivors_text
 from mantra_env.case import Case, PlannedCall, Suite, SuiteManifest, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators.answers import rebuild_check
+from mantra_env.generators.artifacts import Repair
+from mantra_env.generators.exchange import AnswerPending
+from mantra_env.generators.llm import RepairNeeded
+from mantra_env.generators.mutation import CaseAuditor, MutationReport, audit_case, main, mutation_report, replay
+from mantra_env.generators.mutation_audit import AuditContext, MutationAuditCheck, audit_cases, survivors_text
 from mantra_env.grading import grade_case
 from mantra_env.mutants import Mutant, derive_mutants
 from mantra_env.worldmodel.edits import AddCheck, RemoveCheck, ReplaceCheck

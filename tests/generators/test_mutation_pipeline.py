@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from generators.config import load_config
-from generators.pipeline import run_pipeline
 from mantra_env.case import load_suite
+from mantra_env.generators.config import load_config
+from mantra_env.generators.pipeline import run_pipeline
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 

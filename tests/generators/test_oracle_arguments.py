@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from agents.base import play
-from agents.scripted import MissingArguments, OraclePolicy, argument_gaps, oracle_plan
-from generators.llm import AnswerCheck, RepairNeeded
-from generators.oracle_arguments import ArgumentsCheck, Gap, OracleArguments, fill_arguments
-from generators.screening import screen_case
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import MissingArguments, OraclePolicy, argument_gaps, oracle_plan
 from mantra_env.case import Case, CaseCheck, Scenario, Suite, SuiteManifest
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators.llm import AnswerCheck, RepairNeeded
+from mantra_env.generators.oracle_arguments import ArgumentsCheck, Gap, OracleArguments, fill_arguments
+from mantra_env.generators.screening import screen_case
 
 DOMAIN = load_domain("operations")
 TOOLS = DOMAIN.tool_specs()

@@ -14,19 +14,19 @@ from typing import Any
 
 import pytest
 
-from agents.base import play
-from agents.scripted import OraclePolicy
-from generators import validation, worldgen
-from generators.artifacts import SampleValidation
-from generators.config import GenerationConfig, load_config
-from generators.export import first_valid_round
-from generators.pipeline import PipelineResult, run_pipeline
-from generators.replay import PROVIDER
-from generators.rundir import STAGE_ORDER
 from mantra_env import oracle
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import OraclePolicy
 from mantra_env.case import Suite, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.env import MantraEnv
+from mantra_env.generators import validation, worldgen
+from mantra_env.generators.artifacts import SampleValidation
+from mantra_env.generators.config import GenerationConfig, load_config
+from mantra_env.generators.export import first_valid_round
+from mantra_env.generators.pipeline import PipelineResult, run_pipeline
+from mantra_env.generators.replay import PROVIDER
+from mantra_env.generators.rundir import STAGE_ORDER
 from mantra_env.smt import CaseSolver
 from mantra_env.worldmodel import parse_model
 from tests.spies import keyword_calls

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from generators import prompts
-from generators.records import DatabaseIndex, database_view, sample_rng, select_records
 from mantra_env.domains import Domain, load_domain
+from mantra_env.generators import prompts
+from mantra_env.generators.records import DatabaseIndex, database_view, sample_rng, select_records
 
 
 @pytest.fixture(scope="module", params=["operations", "retail", "telecom"])

@@ -1,4 +1,4 @@
-"""``generators.regenerate``: a domain folder's generated suite rebuilt from its recording, byte for byte.
+"""``mantra_env.generators.regenerate``: a domain folder's generated suite rebuilt from its recording, byte for byte.
 
 The domain folder is built from the ops-mini fixture: its config as ``generation.yaml``, its recorded answers as
 ``generation.recorded.jsonl`` (the format an exchange run records), and the suite shipped by ``--write``.
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from generators.regenerate import (
+from mantra_env.generators.regenerate import (
     RECORDING,
     RegenerateError,
     regenerate_folder,
     ship_run_export,
     shipped_generated,
 )
-from generators.regenerate import main as regenerate_main
-from generators.replay import load_fixture
+from mantra_env.generators.regenerate import main as regenerate_main
+from mantra_env.generators.replay import load_fixture
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 pytestmark = pytest.mark.slow
@@ -119,9 +119,9 @@ def test_all_checks_exactly_the_domains_that_ship_a_generated_suite(capsys: pyte
 
 
 def test_a_shipped_review_is_put_back_before_the_export_and_regenerates_byte_identically(tmp_path: Path) -> None:
-    from generators.artifacts import SampleValidation
-    from generators.regenerate import REVIEWS
-    from generators.review.state import decide, start_review
+    from mantra_env.generators.artifacts import SampleValidation
+    from mantra_env.generators.regenerate import REVIEWS
+    from mantra_env.generators.review.state import decide, start_review
 
     folder = _domain_folder(tmp_path)
     shipped = _ship(folder, tmp_path)

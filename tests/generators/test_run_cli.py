@@ -1,4 +1,4 @@
-"""``python -m generators.run`` in-process: a run, a resumed run, and bad input as one-line errors."""
+"""``python -m mantra_env.generators.run`` in-process: a run, a resumed run, and bad input as one-line errors."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from generators.config import load_config
-from generators.document import chunk_document
-from generators.exchange import ExchangeDir
-from generators.run import PENDING_EXIT, _StageProgress, main
+from mantra_env.generators.config import load_config
+from mantra_env.generators.document import chunk_document
+from mantra_env.generators.exchange import ExchangeDir
+from mantra_env.generators.run import PENDING_EXIT, _StageProgress, main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 RETAIL = Path(__file__).parents[2] / "mantra_env" / "domains" / "retail" / "generation.yaml"

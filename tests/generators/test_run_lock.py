@@ -1,5 +1,5 @@
-"""A run holds its directory (N1): a second ``generators.run`` on a directory a live run holds is refused in one
-line, and once the live run is killed (SIGKILL: no clean-up) the directory resumes."""
+"""A run holds its directory (N1): a second ``mantra_env.generators.run`` on a directory a live run holds is refused in
+one line, and once the live run is killed (SIGKILL: no clean-up) the directory resumes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.run import PENDING_EXIT, main
+from mantra_env.generators.run import PENDING_EXIT, main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 ROOT = Path(__file__).parents[2]
@@ -31,7 +31,7 @@ def _exchange_config(tmp_path: Path) -> Path:
 def test_n1_a_second_run_on_a_live_run_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = _exchange_config(tmp_path)
     live = subprocess.Popen(
-        [sys.executable, "-m", "generators.run", "--config", str(config), "--wait", "--poll", "0.2"],
+        [sys.executable, "-m", "mantra_env.generators.run", "--config", str(config), "--wait", "--poll", "0.2"],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -45,8 +45,8 @@ def test_n1_a_second_run_on_a_live_run_directory_is_refused(tmp_path: Path, caps
         assert main(["--resume", str(run_dir)]) == 2
         err = capsys.readouterr().err
         assert err == (
-            f"error: {run_dir} is in use by process {live.pid} (a generators.run on it is still going); wait for it "
-            "to end or stop it, then resume\n"
+            f"error: {run_dir} is in use by process {live.pid} (a mantra_env.generators.run on it is still going); "
+            "wait for it to end or stop it, then resume\n"
         )
         live.send_signal(signal.SIGKILL)
         assert live.wait(timeout=60) == -signal.SIGKILL

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from generators.document import DocumentGraph, Edge, chunk_document
-from generators.sampling import (
+from mantra_env.generators.document import DocumentGraph, Edge, chunk_document
+from mantra_env.generators.sampling import (
     Coverage,
     CoverageStats,
     Sample,

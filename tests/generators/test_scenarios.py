@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from generators.artifacts import ScenarioBatch
-from generators.llm import AnswerCheck, RepairNeeded
-from generators.scenarios import generate_scenarios
 from mantra_env.domains import load_domain
+from mantra_env.generators.artifacts import ScenarioBatch
+from mantra_env.generators.llm import AnswerCheck, RepairNeeded
+from mantra_env.generators.scenarios import generate_scenarios
 
 DOMAIN = load_domain("operations")
 TOOLS = DOMAIN.tool_specs()

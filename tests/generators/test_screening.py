@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from agents.base import play
-from agents.scripted import OraclePolicy, WriteFirstPolicy, oracle_plan
-from generators.export import export_suite
-from generators.screening import premature_write, screen_case
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import OraclePolicy, WriteFirstPolicy, oracle_plan
 from mantra_env.case import Case, Suite, SuiteManifest
 from mantra_env.domains import Domain, find_suite
 from mantra_env.env import MantraEnv
+from mantra_env.generators.export import export_suite
+from mantra_env.generators.screening import premature_write, screen_case
 from mantra_env.trace import ToolCall, ToolKind, Trace
 
 

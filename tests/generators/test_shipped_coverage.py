@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from generators.pipeline import chunk_manual
-from generators.regenerate import replay_config, shipped_generated
-from generators.sampling import eligible_nodes
 from mantra_env.case import load_suite
 from mantra_env.domains import domain_names, load_domain
+from mantra_env.generators.pipeline import chunk_manual
+from mantra_env.generators.regenerate import replay_config, shipped_generated
+from mantra_env.generators.sampling import eligible_nodes
 
 
 @pytest.mark.parametrize("domain", shipped_generated(domain_names()))

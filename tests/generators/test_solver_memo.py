@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from generators import solver_memo, validation
-from generators.artifacts import SampleValidation
-from generators.llm import LLMClient
-from generators.replay import PROVIDER
-from generators.solver_memo import SolverMemo
-from generators.validation import SampleInput, Solved, SolverJob, validate_sample
 from mantra_env.case import CaseCheck
+from mantra_env.generators import solver_memo, validation
+from mantra_env.generators.artifacts import SampleValidation
+from mantra_env.generators.llm import LLMClient
+from mantra_env.generators.replay import PROVIDER
+from mantra_env.generators.solver_memo import SolverMemo
+from mantra_env.generators.validation import SampleInput, Solved, SolverJob, validate_sample
 from mantra_env.tools import ToolSpec
 from tests.generators.test_validation import ADD_GOAL, _config, _refusal_case
 

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 import yaml
 
-from generators import validation
-from generators.artifacts import Repair, Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
-from generators.config import GenerationConfig, ValidationSettings, parse_config
-from generators.exchange import AnswerPending, ExchangeDir
-from generators.llm import AnswerCheck, LLMClient
-from generators.replay import PROVIDER
-from generators.validation import SampleInput, SolveInterrupted, SolverJob, _Loop, solve, validate_sample
 from mantra_env.case import CaseCheck, load_suite
 from mantra_env.domains import load_domain
+from mantra_env.generators import validation
+from mantra_env.generators.artifacts import Repair, Scenario, ScenarioDraft, WorldModelArtifact, WorldModelSchema
+from mantra_env.generators.config import GenerationConfig, ValidationSettings, parse_config
+from mantra_env.generators.exchange import AnswerPending, ExchangeDir
+from mantra_env.generators.llm import AnswerCheck, LLMClient
+from mantra_env.generators.replay import PROVIDER
+from mantra_env.generators.validation import SampleInput, SolveInterrupted, SolverJob, _Loop, solve, validate_sample
 from mantra_env.smt.queries import CaseSolver, QueryResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from generators.answers import rebuild_check
-from generators.artifacts import WorldModelAnswer
-from generators.llm import RepairNeeded
-from generators.worldgen import FullPassCheck
+from mantra_env.generators.answers import rebuild_check
+from mantra_env.generators.artifacts import WorldModelAnswer
+from mantra_env.generators.llm import RepairNeeded
+from mantra_env.generators.worldgen import FullPassCheck
 from tests.list_tools import IDS, list_tool
 
 TOOLS = [list_tool("return_items", order_id={"type": "string"}, item_ids=IDS)]

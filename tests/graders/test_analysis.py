@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from graders import grade
-from graders.analysis import failure_categories, run_k, summarize_run, top_tools_per_category
-from graders.intervals import format_estimate
-from graders.metrics import pass_at_k, pass_hat_k
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
+from mantra_env.graders.analysis import failure_categories, run_k, summarize_run, top_tools_per_category
+from mantra_env.graders.intervals import format_estimate
+from mantra_env.graders.metrics import pass_at_k, pass_hat_k
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, Usage
 from mantra_env.trace import ToolCall, Trace
 from mantra_env.unrequested import UnrequestedWrite

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.base import play
-from agents.scripted import SCRIPTED
-from graders.export import (
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import SCRIPTED
+from mantra_env.domains import find_suite
+from mantra_env.env import MantraEnv
+from mantra_env.graders.export import (
     ExportError,
     ExportRecord,
     export_records,
@@ -21,8 +23,6 @@ from graders.export import (
     older_grader_passes,
     trace_messages,
 )
-from mantra_env.domains import find_suite
-from mantra_env.env import MantraEnv
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.resume import suite_hash
 from mantra_env.splits import SplitError, suite_split

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.base import play
-from agents.scripted import SCRIPTED
-from graders.export import ORACLE_MODEL, ExportRecord, export_records
+from mantra_env.agents.base import play
+from mantra_env.agents.scripted import SCRIPTED
 from mantra_env.answers import final_answer
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
+from mantra_env.graders.export import ORACLE_MODEL, ExportRecord, export_records
 from mantra_env.store import RolloutStore
 from mantra_env.store.records import EpisodeRecord, RunRecord
 from mantra_env.trace import Trace

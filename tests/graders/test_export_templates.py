@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from graders.export import ExportRecord, export_records
 from mantra_env.domains import find_suite
+from mantra_env.graders.export import ExportRecord, export_records
 from mantra_env.limits import MAX_RESULT_BYTES
 from mantra_env.observations import tool_observation
 from tests import chat_templates

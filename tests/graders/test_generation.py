@@ -7,12 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from graders.generation import GENERATION_COLUMNS, GENERATION_TITLES, generation_row, generation_tables, rounds_table
-from graders.metrics import bootstrap_ci
-from graders.report import main
-from graders.table import Table
 from mantra_env.case import Suite, ValidationRecord, write_suite
 from mantra_env.domains import find_suite, load_domain
+from mantra_env.graders.generation import (
+    GENERATION_COLUMNS,
+    GENERATION_TITLES,
+    generation_row,
+    generation_tables,
+    rounds_table,
+)
+from mantra_env.graders.metrics import bootstrap_ci
+from mantra_env.graders.report import main
+from mantra_env.graders.table import Table
 
 COUNTS = {"generated": 12, "forward_validated": 9, "backward_validated": 7, "final": 6, "awaiting_human": 2,
           "rejected": 3, "replay_failed": 1, "trivially_passed": 2}  # fmt: skip

@@ -1,7 +1,7 @@
 import math
 
-from graders.intervals import format_estimate
-from graders.metrics import Estimate, pass_at_1_ci, pass_hat_k_ci, task_estimate
+from mantra_env.graders.intervals import format_estimate
+from mantra_env.graders.metrics import Estimate, pass_at_1_ci, pass_hat_k_ci, task_estimate
 
 
 def test_every_case_passing_prints_a_wilson_bound_not_a_point() -> None:

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from graders.analysis import UNREADABLE_CHECK, failed_tool, summarize_runs
-from graders.leaderboard import (
+from mantra_env.errors import MantraError
+from mantra_env.graders.analysis import UNREADABLE_CHECK, failed_tool, summarize_runs
+from mantra_env.graders.leaderboard import (
     behaviour_table,
     comparisons,
     curves,
@@ -20,8 +21,7 @@ from graders.leaderboard import (
     overall_rows,
     overall_table,
 )
-from graders.metrics import compare_paired, pass_at_1
-from mantra_env.errors import MantraError
+from mantra_env.graders.metrics import compare_paired, pass_at_1
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import RolloutStore, RunRecord, Usage
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graders.metrics import (
+from mantra_env.graders.metrics import (
     bootstrap_ci,
     compare_paired,
     pass_at_1,

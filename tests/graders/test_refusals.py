@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from graders.refusals import RefusalShare, is_refusal, refusal_share
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.domains import find_suite
+from mantra_env.graders.refusals import RefusalShare, is_refusal, refusal_share
 
 KINDS = {"look": "read", "act": "write"}
 

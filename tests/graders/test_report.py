@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.analysis import summarize_run
-from graders.report import main, write_report
+from mantra_env.graders.analysis import summarize_run
+from mantra_env.graders.report import main, write_report
 from mantra_env.store import RolloutStore, RunRecord
 
 from .test_analysis import FORBIDDEN, GOOD, WRITE_FIRST, episode
@@ -215,7 +215,7 @@ def test_importing_the_figures_leaves_the_backend_alone() -> None:
     import sys
 
     code = (
-        "import matplotlib; matplotlib.use('svg'); import graders.figures, graders.report; "
+        "import matplotlib; matplotlib.use('svg'); import mantra_env.graders.figures, mantra_env.graders.report; "
         "print(matplotlib.get_backend())"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -223,7 +223,7 @@ def test_importing_the_figures_leaves_the_backend_alone() -> None:
 
 
 def test_audit_file_gives_the_suite_audit_table(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``--audit FILE`` shows the table ``mantra audit`` printed (one definition: graders.suite_audit)."""
+    """``--audit FILE`` shows the table ``mantra audit`` printed (one definition: mantra_env.graders.suite_audit)."""
     entry = {
         "suite": "retail/generated-v3", "cases": 80, "refusals": 46, "baseline_passed": {"decline": 46, "read-all": 23},
         "checks_per_case": 5.14, "independent_checks_per_case": 5.0, "answer_checked": 0, "wrong_mutants": 242,

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from graders.analysis import RunSummary, failure_categories, summarize_run, top_tools_per_category
-from graders.figures import CATEGORY_LABELS
-from graders.generation import GENERATION_TITLES
-from graders.leaderboard import leaderboard_table
-from graders.metrics import (
+from mantra_env.domains import find_suite, load_domain
+from mantra_env.graders.analysis import RunSummary, failure_categories, summarize_run, top_tools_per_category
+from mantra_env.graders.figures import CATEGORY_LABELS
+from mantra_env.graders.generation import GENERATION_TITLES
+from mantra_env.graders.leaderboard import leaderboard_table
+from mantra_env.graders.metrics import (
     Estimate,
     bootstrap_ci,
     compare_paired,
@@ -27,8 +28,7 @@ from graders.metrics import (
     pass_hat_k,
     pass_hat_k_ci,
 )
-from graders.report import build_report, main
-from mantra_env.domains import find_suite, load_domain
+from mantra_env.graders.report import build_report, main
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.smt import implied_checks
 from mantra_env.store import RolloutStore

@@ -11,9 +11,9 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from graders import figures
-from graders.leaderboard import curve_domains
-from graders.report import Report, build_report, main
+from mantra_env.graders import figures
+from mantra_env.graders.leaderboard import curve_domains
+from mantra_env.graders.report import Report, build_report, main
 from mantra_env.store import RolloutStore
 from tests.browser import browser, page, screenshot  # noqa: F401 - fixtures
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from graders.refusals import is_refusal
-from graders.suite_audit import audit_table
-from graders.table import table_markdown
-from mantra_cli.audit import audit_rows, audit_suite
-from mantra_cli.main import main as mantra
 from mantra_env.case import Case, Suite, write_suite
 from mantra_env.domains import find_suite
+from mantra_env.graders.refusals import is_refusal
+from mantra_env.graders.suite_audit import audit_table
+from mantra_env.graders.table import table_markdown
+from mantra_env.mantra_cli.audit import audit_rows, audit_suite
+from mantra_env.mantra_cli.main import main as mantra
 
 DOMAIN, GENERATED = find_suite("operations/generated")
 assert DOMAIN is not None

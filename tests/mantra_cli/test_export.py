@@ -9,9 +9,9 @@ from typing import Any
 import datasets
 import pytest
 
-from graders.export import message_problems
-from mantra_cli.export import main as export_main
-from mantra_cli.main import main as mantra
+from mantra_env.graders.export import message_problems
+from mantra_env.mantra_cli.export import main as export_main
+from mantra_env.mantra_cli.main import main as mantra
 
 
 def _oracle_count(db: Path) -> int:

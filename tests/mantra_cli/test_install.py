@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WITHOUT_LLAMA = (
-    "import sys; sys.modules['llama_cpp'] = None; from mantra_cli.main import main; "
+    "import sys; sys.modules['llama_cpp'] = None; from mantra_env.mantra_cli.main import main; "
     "raise SystemExit(main(sys.argv[1:]))"
 )
 

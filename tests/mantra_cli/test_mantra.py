@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mantra_cli import VERBS, main
-from mantra_cli.suites import list_suites
+from mantra_env.mantra_cli import VERBS, main
+from mantra_env.mantra_cli.suites import list_suites
 
 ROOT = Path(__file__).parents[2]
 
@@ -132,34 +132,14 @@ def test_the_console_script_is_declared() -> None:
 
 
 def test_mantra_runs_as_a_program() -> None:
-    """As the console script does (``python -m mantra_cli`` runs the same ``main``; once installed from this
+    """As the console script does (``python -m mantra_env.mantra_cli`` runs the same ``main``; once installed from this
     tree, ``mantra`` is on the virtualenv's PATH)."""
     finished = subprocess.run(
-        [sys.executable, "-m", "mantra_cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "mantra_env.mantra_cli", "suites"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert finished.returncode == 0, finished.stderr
     assert "mantra/operations-v2" in finished.stdout
     finished = subprocess.run(
-        [sys.executable, "-m", "mantra_cli"], capture_output=True, text=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "mantra_env.mantra_cli"], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert finished.returncode == 2 and "verbs:" in finished.stderr
-
-
-def test_a_foreign_agents_package_is_named_not_an_import_error(tmp_path: Path) -> None:
-    """openai-agents installs a top-level ``agents`` too; where it shadows ours, the command says so."""
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "__init__.py").write_text("")
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", "import mantra_cli"],
-        env={"PYTHONPATH": f"{tmp_path}:{root}", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "another distribution (openai-agents)" in done.stderr and "pip uninstall openai-agents" in done.stderr
-    ours = subprocess.run(
-        [sys.executable, "-c", "import mantra_cli"], env={"PYTHONPATH": str(root)}, capture_output=True, text=True
-    )
-    assert ours.returncode == 0, ours.stderr

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from agents.scripted import oracle_plan
-from graders.export import message_problems
-from mantra_cli.rejection import main, run_name, statistics
+from mantra_env.agents.scripted import oracle_plan
 from mantra_env.domains import find_suite
+from mantra_env.graders.export import message_problems
 from mantra_env.grading import GRADER_VERSION
+from mantra_env.mantra_cli.rejection import main, run_name, statistics
 from mantra_env.store import RolloutStore, RunRecord
 from tests.agents.stub_server import serve, text, tool_call
 from tests.mantra_cli.test_run import stub_models

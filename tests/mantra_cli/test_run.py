@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.report import main as report_main
-from mantra_cli.run import main
+from mantra_env.graders.report import main as report_main
+from mantra_env.mantra_cli.run import main
 from mantra_env.store import RolloutStore
 
 
@@ -432,7 +432,7 @@ def test_d17_an_empty_suite_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mantra_cli.run import _agent_factory, parser
+    from mantra_env.mantra_cli.run import _agent_factory, parser
 
     started: dict[str, object] = {}
 
@@ -446,7 +446,7 @@ def test_d8_the_local_servers_log_goes_beside_the_database(tmp_path: Path, monke
         started.update(options)
         return Server()
 
-    monkeypatch.setattr("agents.local_server.start_server", start_server)
+    monkeypatch.setattr("mantra_env.agents.local_server.start_server", start_server)
     args = parser().parse_args(["--model", "local", "--db", str(tmp_path / "runs" / "r.duckdb")])
     stack: list[object] = []
     _agent_factory(args.model, args, stack)
@@ -517,13 +517,21 @@ def test_n5_the_closing_hint_is_a_shell_quoted_command(tmp_path: Path, capsys: p
     db = tmp_path / "my runs; rm -rf x" / "r.duckdb"
     assert main([*NOOP, "--db", str(db), "--run-name", "nightly+v2@host:1"]) == 0
     hint = capsys.readouterr().out.rsplit("(report: ", 1)[1].rstrip().removesuffix(")")
-    assert shlex.split(hint) == ["python", "-m", "graders.report", "--db", str(db), "--run", "nightly+v2@host:1"]
+    assert shlex.split(hint) == [
+        "python",
+        "-m",
+        "mantra_env.graders.report",
+        "--db",
+        str(db),
+        "--run",
+        "nightly+v2@host:1",
+    ]
 
 
 def test_n10_a_run_on_an_edited_copy_of_a_suite_is_stored_under_its_path_and_exports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mantra_cli.export import main as export_main
+    from mantra_env.mantra_cli.export import main as export_main
 
     db, oracle = tmp_path / "r.duckdb", ["--model", "scripted:oracle", "--attempts", "1", "--cases", "fig1-case1"]
     same = _starter_copy(tmp_path / "same")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.scripted import SCRIPTED, NoopPolicy
-from mantra_cli.run import main
-from mantra_cli.runset import PairName, RunSetError, expand_models, expand_suites, set_run_ids
-from mantra_cli.suites import list_suites
 from mantra_env.agent import InfrastructureError
+from mantra_env.agents.scripted import SCRIPTED, NoopPolicy
+from mantra_env.mantra_cli.run import main
+from mantra_env.mantra_cli.runset import PairName, RunSetError, expand_models, expand_suites, set_run_ids
+from mantra_env.mantra_cli.suites import list_suites
 from mantra_env.runner import RunnerError
 from mantra_env.store import RolloutStore
 

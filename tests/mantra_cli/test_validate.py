@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from mantra_cli.main import main as mantra
-from mantra_cli.validate import EXIT_INVALID, EXIT_UNKNOWN, exit_code, judge, main
 from mantra_env import authoring
 from mantra_env.authoring import validate_case
 from mantra_env.case import Case, CaseCheck, Suite, ValidationRecord, write_suite
 from mantra_env.domains import find_suite
+from mantra_env.mantra_cli.main import main as mantra
+from mantra_env.mantra_cli.validate import EXIT_INVALID, EXIT_UNKNOWN, exit_code, judge, main
 from mantra_env.smt import QueryResult
 from tests.spies import keyword_calls
 

@@ -1,5 +1,5 @@
 """One Ray for every test of this folder (``ray.init(num_cpus=2, include_dashboard=False)``, a small object
-store), started through :func:`mantra_cli.ray_pool.ray_workers` from a temporary directory with a user domain
+store), started through :func:`mantra_env.mantra_cli.ray_pool.ray_workers` from a temporary directory with a user domain
 on ``MANTRA_DOMAINS_PATH``: the workers get the code and the domain from the runtime environment, not from the
 driver's directory. The commands under test find this Ray running and use it."""
 
@@ -17,7 +17,7 @@ from tests.domains.test_own_domain import FILES
 
 pytest.importorskip("ray", reason="Ray is not installed (the extra mantra-env[ray]; `make test` installs it)")
 
-from mantra_cli.ray_pool import RayWorkers, ray_workers
+from mantra_env.mantra_cli.ray_pool import RayWorkers, ray_workers
 
 OBJECT_STORE_BYTES = 78_643_200  # Ray's smallest: these tests pass kilobytes
 

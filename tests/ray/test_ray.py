@@ -16,9 +16,9 @@ import duckdb
 import pytest
 import yaml
 
-from mantra_cli.main import main
-from mantra_cli.ray_pool import RayWorkers, ordered_map
 from mantra_env.errors import DomainError
+from mantra_env.mantra_cli.main import main
+from mantra_env.mantra_cli.ray_pool import RayWorkers, ordered_map
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).parents[2]
@@ -246,7 +246,15 @@ def test_ray_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 
 def test_an_address_where_nothing_answers_is_one_line() -> None:
     """In a process of its own: this one's Ray (the fixture's) would be used whatever the address."""
-    command = [sys.executable, "-m", "mantra_cli.validate", "--suite", "operations/starter", "--ray", "127.0.0.1:9"]
+    command = [
+        sys.executable,
+        "-m",
+        "mantra_env.mantra_cli.validate",
+        "--suite",
+        "operations/starter",
+        "--ray",
+        "127.0.0.1:9",
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: --ray 127.0.0.1:9: nothing answers there"), done.stderr

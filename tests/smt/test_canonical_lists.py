@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import z3
 
-from agents.scripted import plan_from_witness
 from mantra_env import oracle
+from mantra_env.agents.scripted import plan_from_witness
 from mantra_env.case import Case, ValidationRecord, load_suite
 from mantra_env.checks import parse_check
 from mantra_env.domains import load_domain

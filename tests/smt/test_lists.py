@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
 from mantra_env.smt.queries import CaseSolver, SmtInputError
 from mantra_env.trace import Trace
 from tests.list_tools import IDS, ORDERED_IDS, PAYMENTS, list_tool

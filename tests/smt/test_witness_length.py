@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import z3
 
-from agents.scripted import plan_from_witness
+from mantra_env.agents.scripted import plan_from_witness
 from mantra_env.case import Case, CaseCheck, ValidationRecord, load_suite
 from mantra_env.domains import load_domain
 from mantra_env.schemas import render

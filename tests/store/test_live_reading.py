@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import AgentReport, ScriptedAgent
-from agents.scripted import OraclePolicy
+from mantra_env.agents.base import AgentReport, ScriptedAgent
+from mantra_env.agents.scripted import OraclePolicy
 from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.runner import RunSettings, run_suite
@@ -186,7 +186,7 @@ def test_a_reader_polling_during_a_run_sees_its_finished_episodes(
 def test_the_report_runs_on_a_live_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from graders.report import main as report
+    from mantra_env.graders.report import main as report
 
     db = tmp_path / "live.duckdb"
     with RolloutStore(db) as store:

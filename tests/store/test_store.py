@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, StoreError, Usage
 from mantra_env.store.migrations import MIGRATIONS
 from mantra_env.trace import ToolCall, ToolError, Trace

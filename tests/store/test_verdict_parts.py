@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
 from mantra_env.grading import GRADER_VERSION
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord, StoreError
 from mantra_env.store.migrations import MIGRATIONS
@@ -117,7 +117,7 @@ def test_resuming_a_run_of_another_grader_version_is_refused_in_one_line() -> No
 
 def test_a_run_without_a_recorded_grader_version_reads_as_version_one() -> None:
     """A file another tool wrote may leave the column NULL: every reader takes it as the checks alone."""
-    from graders.leaderboard import leaderboard
+    from mantra_env.graders.leaderboard import leaderboard
 
     with RolloutStore(":memory:") as store:
         store.start_run(RunRecord(run_id="r", suite="s", model="m", agent="a", suite_hash="h"))

@@ -1,7 +1,7 @@
 """The GRPO recipe's episodes (trainers/grpo.py): a multi-turn rollout against the live env, as TRL takes it.
 
 The trainer itself (torch, TRL) runs in its own virtualenv under ``make train-smoke``; these tests drive
-:func:`trainers.grpo.play_episode` with a scripted policy and a character-level codec, in the main one."""
+:func:`mantra_env.trainers.grpo.play_episode` with a scripted policy and a character-level codec, in the main one."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from mantra_env.domains import find_suite
 from mantra_env.env import MantraEnv
 from mantra_env.observations import tool_observation
 from mantra_env.oracle import oracle_plan
-from trainers.grpo import Codec, Messages, RolloutError, demonstration, play_episode
-from trainers.text import opening_messages, reply_for_call
+from mantra_env.trainers.grpo import Codec, Messages, RolloutError, demonstration, play_episode
+from mantra_env.trainers.text import opening_messages, reply_for_call
 
 END = "\x00"  # the end of a turn: one "token" of the character codec below
 

@@ -14,14 +14,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.scripted import oracle_plan
+from mantra_env.agents.scripted import oracle_plan
 from mantra_env.domains import find_suite
 from mantra_env.grading import grade
 from mantra_env.rewards import obligations, reward
 from mantra_env.splits import suite_split
+from mantra_env.trainers.skyrl import MantraTextEnv, dataset_rows, register_env
+from mantra_env.trainers.text import reply_for_call
 from tests.browser import serve
-from trainers.skyrl import MantraTextEnv, dataset_rows, register_env
-from trainers.text import reply_for_call
 
 SUITE = "operations"
 DOMAIN, LOADED = find_suite(SUITE)

@@ -16,14 +16,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from verifiers.clients.openai_chat_completions_client import OpenAIChatCompletionsClient
 
-from agents.scripted import oracle_plan
+from mantra_env.agents.scripted import oracle_plan
 from mantra_env.domains import find_suite
 from mantra_env.grading import grade
 from mantra_env.registration import make_env
 from mantra_env.rewards import obligations, reward
 from mantra_env.splits import suite_split
+from mantra_env.trainers.verifiers_env import MantraVerifiersEnv, load_environment
 from tests.browser import serve
-from trainers.verifiers_env import MantraVerifiersEnv, load_environment
 
 SUITE = "operations"
 DOMAIN, LOADED = find_suite(SUITE)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graders import grade
 from mantra_env.checks import parse_check
+from mantra_env.graders import grade
 from mantra_env.store import EpisodeRecord, RolloutStore, RunRecord
 from mantra_env.trace import ToolCall, ToolError, Trace
 from mantra_env.unrequested import UnrequestedWrite

@@ -8,10 +8,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from mantra_env.store import RolloutStore
+from mantra_env.viewer.__main__ import main
+from mantra_env.viewer.app import create_app
 from tests.graders.test_analysis import FORBIDDEN, GOOD
 from tests.graders.test_leaderboard import add_run
-from viewer.__main__ import main
-from viewer.app import create_app
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def client(tmp_path: Path) -> TestClient:
 def test_runs_page_shows_the_leaderboards_scores(client: TestClient) -> None:
     page = client.get("/").text
     assert "model-a" in page and "model-b" in page
-    assert "<td>50.0 [" in page  # Pass@1 with its interval, in the one format (graders.intervals)
+    assert "<td>50.0 [" in page  # Pass@1 with its interval, in the one format (mantra_env.graders.intervals)
 
 
 def test_episode_filters(client: TestClient) -> None:

@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from mantra_cli.run import main as run_main
+from mantra_env.mantra_cli.run import main as run_main
+from mantra_env.viewer.app import create_app
 from tests.browser import assert_secured, browser, csp_messages, page, screenshot, serve  # noqa: F401 - fixtures
 from tests.viewer.test_hostile import NAMES, PAYLOAD, _db, _set, _set_evidence
-from viewer.app import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TOKEN = "viewer-token"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from mantra_env.viewer.app import PAGE_SIZE, create_app
 from tests.browser import assert_secured, browser, csp_messages, page, screenshot, serve  # noqa: F401 - fixtures
 from tests.viewer.episodes_db import ERROR_MESSAGE, PAGED_EPISODES, TOOL_ERROR, build
-from viewer.app import PAGE_SIZE, create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TOKEN = "viewer-token"

@@ -13,8 +13,8 @@ import duckdb
 import pytest
 from starlette.testclient import TestClient
 
+from mantra_env.viewer.app import PAGE_SIZE, create_app
 from tests.viewer.episodes_db import ERROR_MESSAGE, PAGED_EPISODES, RAW_ARGUMENTS, TOOL_ERROR, build, stored_writes
-from viewer.app import PAGE_SIZE, create_app
 
 
 @pytest.fixture(scope="module")

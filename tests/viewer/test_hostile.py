@@ -15,11 +15,11 @@ from starlette.testclient import TestClient
 
 from mantra_env.domains import load_domain
 from mantra_env.store import RolloutStore
+from mantra_env.viewer.__main__ import main
+from mantra_env.viewer.app import create_app
 from mantra_env.webapp import SECURITY_HEADERS
 from tests.graders.test_analysis import FORBIDDEN, GOOD
 from tests.graders.test_leaderboard import add_run
-from viewer.__main__ import main
-from viewer.app import create_app
 
 PAYLOAD = '<img src=x onerror="window.__pwned=1">'
 NAMES = ["plain", "a#b", "a/b", "a?b=c", "pct%2e%2e", "sp ace", "xss<script>window.__pwned=1</script>", "..", "."]
@@ -139,12 +139,12 @@ def test_n2_every_response_carries_the_security_headers(tmp_path: Path, monkeypa
 def test_n2_an_unexpected_error_is_a_page_without_the_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import viewer.app
+    import mantra_env.viewer.app
 
     def broken(*args: object) -> object:
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(viewer.app, "_expected_trace", broken)
+    monkeypatch.setattr(mantra_env.viewer.app, "_expected_trace", broken)
     response = TestClient(create_app(_db(tmp_path))).get("/episode/r1/c2/0")
     assert response.status_code == 500 and response.headers["x-frame-options"] == "DENY"
     assert "secret detail" not in response.text and "Traceback" not in response.text

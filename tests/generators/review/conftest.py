@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from generators.artifacts import SampleValidation
-from generators.config import load_config
-from generators.pipeline import run_pipeline
-from generators.rundir import RunDir
 from mantra_env.case import CaseCheck
+from mantra_env.generators.artifacts import SampleValidation
+from mantra_env.generators.config import load_config
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.rundir import RunDir
 from tests.browser import browser, page  # noqa: F401 - the browser fixtures of test_browser.py
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-mini"

@@ -9,7 +9,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from generators.review.solving import SolveTask, solve_in_child
+from mantra_env.generators.review.solving import SolveTask, solve_in_child
 
 GATE = "MANTRA_TEST_SOLVE_GATE"
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from generators.review.app import create_app
-from generators.review.run import ReviewRun
-from generators.review.state import load_review, review_path
+from mantra_env.generators.review.app import create_app
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.state import load_review, review_path
 from tests.generators.review.solvers import wait_for
 
 TOKEN = "t0k3n"

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from generators.config import load_config
-from generators.pipeline import run_pipeline
-from generators.review.app import create_app
-from generators.review.run import ReviewRun
-from generators.review.state import review_path
 from mantra_env.case import load_suite
+from mantra_env.generators.config import load_config
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.review.app import create_app
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.state import review_path
 from tests.browser import assert_secured, csp_messages, screenshot, serve
 from tests.generators.review.conftest import FIXTURE, in_thread
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from generators.review.app import create_app
-from generators.review.run import ReviewRun
+from mantra_env.generators.review.app import create_app
+from mantra_env.generators.review.run import ReviewRun
 from tests.browser import csp_messages, screenshot, serve
 from tests.generators.review.solvers import GATE, alive, gated, hang
 

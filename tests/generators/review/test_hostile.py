@@ -12,10 +12,10 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from generators.review.__main__ import main
-from generators.review.app import create_app
-from generators.review.run import ReviewRun
-from generators.review.state import review_path
+from mantra_env.generators.review.__main__ import main
+from mantra_env.generators.review.app import create_app
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.state import review_path
 from mantra_env.webapp import SECURITY_HEADERS
 from tests.browser import serve
 from tests.generators.review.solvers import hang, wait_for

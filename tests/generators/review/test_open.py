@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from generators.review.__main__ import main
+from mantra_env.generators.review.__main__ import main
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_a_domain_opens_its_recording_run(
     served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The first time the recording is replayed up to its validation in DIR/run; the second opens it at once."""
-    from generators.review.run import ReviewRun
+    from mantra_env.generators.review.run import ReviewRun
 
     opened: list[ReviewRun] = []
 
@@ -66,7 +66,7 @@ def test_a_domain_opens_its_recording_run(
         opened.append(run)
         return run
 
-    monkeypatch.setattr("generators.review.app.create_app", create_app)
+    monkeypatch.setattr("mantra_env.generators.review.app.create_app", create_app)
     keep = tmp_path / "keep"
     assert main(["operations", "--keep", str(keep), "--samples", "1", "--reviewer", "alice"]) == 0
     assert "replaying the recording of operations" in capsys.readouterr().out

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from generators.review.app import create_app
-from generators.review.run import ReviewRun
-from generators.review.solving import SolveTarget, solve_in_child
+from mantra_env.generators.review.app import create_app
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.solving import SolveTarget, solve_in_child
 from tests.generators.review.solvers import GATE, alive, crash, gated, hang, wait_for
 
 TOKEN = "t0k3n"

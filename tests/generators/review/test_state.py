@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from generators.artifacts import SampleValidation
-from generators.config import load_config
-from generators.pipeline import run_pipeline
-from generators.review import state
-from generators.review.run import ReviewRun
-from generators.review.state import (
+from mantra_env.case import load_suite
+from mantra_env.generators.artifacts import SampleValidation
+from mantra_env.generators.config import load_config
+from mantra_env.generators.pipeline import run_pipeline
+from mantra_env.generators.review import state
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.state import (
     ReviewError,
     StaleReview,
     apply_edit_records,
@@ -24,7 +25,6 @@ from generators.review.state import (
     save_review,
     solve,
 )
-from mantra_env.case import load_suite
 from tests.generators.review.conftest import FIXTURE
 from tests.spies import keyword_calls
 

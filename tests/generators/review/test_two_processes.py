@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from generators.review.run import ReviewRun
-from generators.review.state import SampleReview, decide, load_review, review_path, save_review
+from mantra_env.generators.review.run import ReviewRun
+from mantra_env.generators.review.state import SampleReview, decide, load_review, review_path, save_review
 from tests.generators.review.two_reviewers import review_rounds
 
 ROUNDS = 15
@@ -41,7 +41,7 @@ def test_n1_two_processes_saving_one_revision_give_one_save_and_one_stale(run_di
 HOLDER = """
 import sys, time
 from pathlib import Path
-from generators.review.state import review_lock
+from mantra_env.generators.review.state import review_lock
 from mantra_env.files import exclusive_lock
 with exclusive_lock(review_lock(Path(sys.argv[1]), "s000"), "the review of s000"):
     print("held", flush=True)
@@ -52,9 +52,9 @@ with exclusive_lock(review_lock(Path(sys.argv[1]), "s000"), "the review of s000"
 def test_n1_a_review_save_goes_on_after_the_lock_holder_is_killed(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generators.review import state
-    from generators.review.state import ReviewBusy, review_lock
     from mantra_env.files import LockHeld, exclusive_lock
+    from mantra_env.generators.review import state
+    from mantra_env.generators.review.state import ReviewBusy, review_lock
 
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(run_dir)], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[3]

@@ -8,8 +8,8 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-from generators.artifacts import SampleValidation
-from generators.review.state import StaleReview, decide, load_review, save_review, start_review
+from mantra_env.generators.artifacts import SampleValidation
+from mantra_env.generators.review.state import StaleReview, decide, load_review, save_review, start_review
 
 
 def review_rounds(run_dir: str, who: str, rounds: int, barrier: Barrier, results: Queue[Any]) -> None:
