@@ -6,7 +6,8 @@ Every scripted agent is a *policy* over the environment's own action format (one
 answer per step), so it runs through exactly the code path a model-backed agent does.
 
 The oracle's plan
-    The plan and its errors live in the core (:mod:`mantra_env.oracle`); :class:`OraclePolicy` replays it.
+    The plan, the witness it replays, the argument gaps and the action format live in the core
+    (:mod:`mantra_env.oracle`, re-exported here); :class:`OraclePolicy` replays the plan.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from mantra_env.oracle import (  # re-exported: the oracle's plan lived here bef
     ArgumentGap,
     MissingArguments,
     OracleError,
+    action_text,
     argument_gaps,
     compliant_witness,
     oracle_plan,
@@ -242,7 +244,3 @@ SCRIPTED: dict[str, type[ScriptedPolicy]] = {
     policy.name: policy
     for policy in (OraclePolicy, NoopPolicy, RandomPolicy, WriteFirstPolicy, DeclinePolicy, ReadAllPolicy)
 }
-
-
-def action_text(action: Action) -> str:
-    return json.dumps(action, ensure_ascii=False)

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from mantra_env.agents.scripted import OracleError, oracle_plan
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches
 from mantra_env.checks.facts import resolve_path
 from mantra_env.domains import Domain
 from mantra_env.errors import MantraError
+from mantra_env.oracle import OracleError, oracle_plan
 from mantra_env.trace import ToolCall
 
 ANSWER_REASONS = ("missing_answer_check", "answer_unresolved")

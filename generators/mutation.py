@@ -35,7 +35,6 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from mantra_env.agents.scripted import action_text
 from mantra_env.answers import final_answer
 from mantra_env.case import Case, Suite, load_suite
 from mantra_env.domains import Domain, load_domain
@@ -43,6 +42,7 @@ from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
 from mantra_env.grading import grade_case
 from mantra_env.mutants import VARIANT_KINDS, WRONG_KINDS, Mutant, MutantKind, derive_mutants
+from mantra_env.oracle import action_text
 from mantra_env.smt import CaseSolver
 from mantra_env.smt.queries import WitnessCall
 from mantra_env.tools import ToolSpec

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from mantra_env.agents.scripted import OracleError, oracle_plan
 from mantra_env.case import Case, CaseCheck, PlannedCall, Suite, SuiteManifest
 from mantra_env.checks import Answer
 from mantra_env.domains import Domain
@@ -37,6 +36,7 @@ from mantra_env.generators.artifacts import Repair
 from mantra_env.generators.exchange import AnswerPending
 from mantra_env.generators.llm import AnswerCheck, GenerationError, LLMClient, RepairNeeded
 from mantra_env.generators.mutation import MutantResult, audit_case
+from mantra_env.oracle import OracleError, oracle_plan
 from mantra_env.smt import CaseSolver
 from mantra_env.tools import ToolSpec
 from mantra_env.worldmodel import format_model, parse_model

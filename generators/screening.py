@@ -19,16 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mantra_env.agents.base import play
-from mantra_env.agents.scripted import (
-    NoopPolicy,
-    OracleError,
-    OraclePolicy,
-    RandomPolicy,
-    ScriptedPolicy,
-    WriteFirstPolicy,
-)
+from mantra_env.agents.scripted import NoopPolicy, OraclePolicy, RandomPolicy, ScriptedPolicy, WriteFirstPolicy
 from mantra_env.env import MantraEnv
 from mantra_env.errors import MantraError
+from mantra_env.oracle import OracleError
 from mantra_env.rewards import expected_misses
 from mantra_env.trace import Trace
 

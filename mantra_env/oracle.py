@@ -20,7 +20,8 @@ A required parameter still missing is a :class:`MissingArguments` error naming t
 
 The plan is a pure function of the case, the tool specs and the bound; a case exported with its plan
 (``Case.oracle_plan``) is answered from it. The scripted oracle policy (:mod:`mantra_env.agents.scripted`), the export,
-``mantra author``, the unrequested-write rule's plan and the viewer's expected trace all read this one plan.
+``mantra author``, the unrequested-write rule's plan and the viewer's expected trace all read this one plan; generation
+and the viewer import it from here, never from ``agents`` (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ from mantra_env.smt.queries import is_placeholder
 from mantra_env.tools import ToolSpec
 
 Action = dict[str, Any]
+"""One step in the env's action format: ``{"tool": ..., "arguments": {...}}`` or ``{"final_answer": ...}``."""
+
+
+def action_text(action: Action) -> str:
+    """``action`` as the text ``MantraEnv.step`` takes."""
+    return json.dumps(action, ensure_ascii=False)
 
 
 class OracleError(MantraError, ValueError):

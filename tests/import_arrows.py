@@ -31,9 +31,12 @@ PACKAGES = (
 )
 
 
-def imported_modules(tree: ast.AST, package: str) -> Iterator[tuple[int, str]]:
+def imported_modules(tree: ast.AST, package: str, names: bool = False) -> Iterator[tuple[int, str]]:
     """Every module ``tree`` imports, with its line: import statements anywhere (relative ones resolved against
-    ``package``), and literal names given to ``importlib.import_module`` or ``__import__``."""
+    ``package``), and literal names given to ``importlib.import_module`` or ``__import__``. A name imported from
+    the core's namespace may be a module (``from mantra_env import graders``): ``mantra_env.graders`` is yielded,
+    and with ``names`` so is every ``from mantra_env.X import name`` (as ``mantra_env.X.name``; the caller decides
+    which prefix is a module)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -42,8 +45,7 @@ def imported_modules(tree: ast.AST, package: str) -> Iterator[tuple[int, str]]:
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 yield node.lineno, ".".join([*parts, *([node.module] if node.module else [])])
-            elif node.module is not None and (node.module == CORE or node.module.split(".")[0] == CORE):
-                # from mantra_env.generators import pipeline: each name may be a module
+            elif node.module == CORE or (names and node.module is not None and node.module.startswith(CORE + ".")):
                 for alias in node.names:
                     yield node.lineno, f"{node.module}.{alias.name}"
             elif node.module:
@@ -86,7 +88,7 @@ def module_imports(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
     known = {name for _, name in files}
     for path, name in files:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for line, module in imported_modules(ast.parse(path.read_text(encoding="utf-8")), package):
+        for line, module in imported_modules(ast.parse(path.read_text(encoding="utf-8")), package, names=True):
             if package_of(module) is not None:
                 yield name, line, _module(canonical(module), known)
 

@@ -4,17 +4,22 @@ or the folders' old top-level names), at module level, inside a function, or by 
 
 The layers, inner to outer: ``mantra_env`` (the core) < ``graders``, ``agents``, ``generators``, ``trainers`` <
 ``viewer``, ``mantra_cli`` (composition). Only the listed exceptions may cross, and each must still be needed.
+
+Inside the outer ring, the arrows the structural review of issue 35 removed stay removed (:data:`FORBIDDEN`): the
+oracle is the core's, so generation and the viewer reach ``agents`` only where they play or call a model.
+``python -m tests.import_arrows`` prints every arrow.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
 from pathlib import Path
 
 import pytest
 
 from mantra_env.namespace import OUTER_PACKAGES
+from tests.import_arrows import imported_modules, module_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = "mantra_env"
@@ -25,28 +30,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     # The delegating shim that keeps `python -m mantra_env.run` working (issue 15, item 1).
     ("mantra_env/run.py", "mantra_env.mantra_cli.run"): "the python -m mantra_env.run shim",
 }
-
-
-def imported_modules(tree: ast.AST, package: str) -> Iterator[tuple[int, str]]:
-    """Every module ``tree`` imports, with its line: import statements anywhere (relative ones resolved against
-    ``package``), and literal names given to ``importlib.import_module`` or ``__import__``."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                yield node.lineno, ".".join([*parts, *([node.module] if node.module else [])])
-            elif node.module == CORE:  # from mantra_env import graders: the names may be packages
-                for alias in node.names:
-                    yield node.lineno, f"{CORE}.{alias.name}"
-            elif node.module:
-                yield node.lineno, node.module
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
-                yield node.lineno, node.args[0].value
 
 
 def is_outer(module: str) -> bool:
@@ -109,3 +92,51 @@ def test_the_scan_sees_every_form_of_import(tmp_path: Path) -> None:
     }
     relative = {module for _, module in imported_modules(ast.parse((core / "mod.py").read_text()), "mantra_env.sub")}
     assert {"mantra_env.sub", "mantra_env.checks"} <= relative
+
+
+# (importing modules, imported modules, why not): a module whose name starts with one of the first prefixes may not
+# import a module whose name starts with one of the second, except the pairs of ALLOWED.
+FORBIDDEN: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "oracle": (
+        ("mantra_env.generators", "mantra_env.viewer"),
+        ("mantra_env.agents",),
+        "the oracle (plan, witness, argument gaps, action format) is the core's: import it from mantra_env.oracle",
+    ),
+}
+# (rule, importing module, imported module) pairs a rule allows, each with the reason.
+ALLOWED: dict[tuple[str, str, str], str] = {
+    ("oracle", "mantra_env.generators.screening", "mantra_env.agents.base"): "the export screen plays the baselines",
+    ("oracle", "mantra_env.generators.screening", "mantra_env.agents.scripted"): "the baselines it plays",
+    ("oracle", "mantra_env.generators.llm", "mantra_env.agents.models"): "generation resolves model aliases as runs do",
+    ("oracle", "mantra_env.generators.llm", "mantra_env.agents.provider_errors"): "which provider errors to retry",
+    ("oracle", "mantra_env.generators.llm", "mantra_env.agents.local_server"): "the local server's HTML escapes",
+    ("oracle", "mantra_env.generators.pipeline", "mantra_env.agents.local_server"): "starts the bundled model",
+}
+
+
+@functools.cache
+def project_imports() -> frozenset[tuple[str, str]]:
+    """(importer, imported) of every import of a project module in the tree, read once per session."""
+    return frozenset((source, target) for source, _, target in module_imports(ROOT))
+
+
+def breaches(rule: str) -> set[tuple[str, str]]:
+    """(importer, imported) pairs of the tree that ``rule`` of :data:`FORBIDDEN` forbids, the allowed ones included."""
+    importers, imported, _ = FORBIDDEN[rule]
+    return {
+        (source, target)
+        for source, target in project_imports()
+        if source.startswith(importers) and target.startswith(imported)
+    }
+
+
+@pytest.mark.parametrize("rule", sorted(FORBIDDEN))
+def test_no_forbidden_arrow_between_outer_packages(rule: str) -> None:
+    unexpected = sorted(f"{a} -> {b}" for a, b in breaches(rule) if (rule, a, b) not in ALLOWED)
+    assert not unexpected, f"{FORBIDDEN[rule][2]}:\n" + "\n".join(unexpected)
+
+
+@pytest.mark.parametrize("allowed", sorted(ALLOWED))
+def test_every_allowed_arrow_is_still_needed(allowed: tuple[str, str, str]) -> None:
+    rule, source, target = allowed
+    assert (source, target) in breaches(rule), f"{source} no longer imports {target}: delete it from ALLOWED"
