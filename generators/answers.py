@@ -1,5 +1,5 @@
 """The answer check of every LLM stage, by stage name: the one registry the pipeline's stages build their checks
-from (each class sits beside its stage) and ``python -m mantra_env.generators.exchange check`` rebuilds a request's
+from (each class sits beside its stage) and ``mantra exchange check`` rebuilds a request's
 check with, from the ``context`` its request file stores."""
 
 from __future__ import annotations

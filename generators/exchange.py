@@ -13,7 +13,7 @@ The key ``<stage>/<subject>#<attempt>`` is the request key of :mod:`mantra_env.g
 so a file sits under its stage and subject (``check_generation/s000-2#1.request.json``). A request file holds the key,
 the writer's role (:data:`ROLES`), the stage, the messages, the JSON schema of the answer, a plain-language
 statement of the answer check and the check's context (what :mod:`mantra_env.generators.answers` rebuilds the check
-from, so ``python -m mantra_env.generators.exchange check DIR KEY`` runs the pipeline's own check on an answer file).
+from, so ``mantra exchange check DIR KEY`` runs the pipeline's own check on an answer file).
 
 A missing answer is :class:`AnswerPending`, never a failure: the stages let it through (it is no
 ``GenerationError``), the pipeline advances every other sample and stops with every pending request written.
@@ -28,16 +28,13 @@ unfinished one that has not changed for that long is read too (its writer is gon
 attempt with its problem). Writers avoid the wait by writing a temporary name and renaming it into place.
 ``check`` reads the answer as it is now, finished or not.
 
-``python -m mantra_env.generators.exchange check DIR KEY [--answer FILE]`` prints the problems of an answer or ``ok``;
-``python -m mantra_env.generators.exchange pending DIR`` lists the requests waiting for an answer;
-``python -m mantra_env.generators.exchange restore DIR RECORDED.jsonl`` writes the answers of a recording (a run's
-``recorded.jsonl``, e.g. one kept in the repository while a long run goes on) as answer files of a new run
-directory, so a run lost or restarted asks again only what was never answered.
+The command that checks an answer, lists the pending requests and restores a recording is ``mantra exchange``
+(:mod:`mantra_env.mantra_cli.exchange`; ``python -m mantra_env.generators.exchange`` still runs it): checking needs
+every stage's answer check, and this module, which every stage imports, imports none of them.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -45,7 +42,6 @@ import sys
 import time
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -173,9 +169,7 @@ class ExchangeDir:
         try:
             loaded = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ExchangeError(
-                f"{path}: no such request; `python -m mantra_env.generators.exchange pending DIR` lists them"
-            ) from None
+            raise ExchangeError(f"{path}: no such request; `mantra exchange pending DIR` lists them") from None
         except (ValueError, RecursionError) as error:
             raise ExchangeError(f"{path}: not a request file ({error})") from None
         except OSError as error:
@@ -229,64 +223,6 @@ async def gather_all(awaitables: Iterable[Awaitable[T]]) -> list[T]:
     return [outcome for outcome in outcomes if not isinstance(outcome, BaseException)]
 
 
-# --- the command ---------------------------------------------------------------------------------------------
-
-
-def check_answer(folder: ExchangeDir, key: str, answer_file: Path | None = None) -> list[str]:
-    """The problems the pipeline would find in the answer to ``key`` (empty: it would be accepted)."""
-    from mantra_env.generators.answers import rebuild_check
-    from mantra_env.generators.llm import accept
-
-    request = folder.request(key)
-    if answer_file is not None:
-        try:
-            text: str | None = answer_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ExchangeError(f"{answer_file}: cannot read the answer ({error})") from None
-    else:
-        text = folder.answer(key, settle=False)
-    if text is None:
-        raise ExchangeError(f"no answer for {key}: write it to {folder.answer_path(key)}")
-    check = rebuild_check(str(request["stage"]), request.get("context", {}))
-    _, problem = accept(check, text)
-    return [line.removeprefix("- ") for line in problem.splitlines() if line.strip()] if problem else []
-
-
-def selected(key: str, only: Sequence[str] = (), leave_out: Sequence[str] = ()) -> bool:
-    """Whether ``key`` matches one of the ``only`` patterns (any key when there are none) and none of
-    ``leave_out`` (shell patterns, as :mod:`fnmatch` reads them: ``check_generation/s003-*``)."""
-    return (not only or any(fnmatchcase(key, pattern) for pattern in only)) and not any(
-        fnmatchcase(key, pattern) for pattern in leave_out
-    )
-
-
-def restore(
-    folder: ExchangeDir, recorded: Path, only: Sequence[str] = (), leave_out: Sequence[str] = ()
-) -> tuple[int, int, int]:
-    """Write every recorded answer whose answer file is missing; returns (written, already there, left out). An
-    answer already in the folder is never overwritten (it may be newer than the recording). With ``only`` /
-    ``leave_out`` (:func:`selected`) a re-audit carries over the answers whose requests it keeps and asks the rest
-    anew (a sample whose checks must be rewritten leaves out its checks and everything judged after them)."""
-    from mantra_env.generators.replay import load_fixture
-
-    answers = load_fixture(recorded)  # keys checked
-    planned = [(key, folder.answer_path(key), text) for key, text in answers.items() if selected(key, only, leave_out)]
-    written = kept = 0
-    for key, path, text in planned:
-        if path.exists():
-            kept += 1
-            continue
-        try:
-            write_text(path, text)
-        except (OSError, UnicodeEncodeError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            raise ExchangeError(
-                f"{path}: cannot write the answer of {key!r} ({reason}); {written} answers were written before it"
-            ) from None
-        written += 1
-    return written, kept, len(answers) - len(planned)
-
-
 def unfinished(data: bytes) -> bool:
     """Whether ``data`` may be an answer its writer has not finished (see "Half-written answers" in the module
     docstring): blank, cut inside a UTF-8 character, or with its first JSON object not closed by the end."""
@@ -301,49 +237,13 @@ def unfinished(data: bytes) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mantra_env.cli import run_command
+    """``python -m mantra_env.generators.exchange``: the ``mantra exchange`` command
+    (:mod:`mantra_env.mantra_cli.exchange`) under its old name, kept for the scripts and notes that use it."""
+    from mantra_env.cli import invoked_as, program_name
+    from mantra_env.mantra_cli.exchange import main as command
 
-    parser = argparse.ArgumentParser(
-        prog="python -m mantra_env.generators.exchange", description="Answer a run's requests."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="check an answer file against its request, as the pipeline would")
-    check.add_argument("dir", type=Path, help="the exchange folder")
-    check.add_argument("key", help="the request key, e.g. check_generation/s000-2#0")
-    check.add_argument("--answer", type=Path, help="check this file instead of the answer beside the request")
-    pending = commands.add_parser("pending", help="list the requests without an answer")
-    pending.add_argument("dir", type=Path, help="the exchange folder")
-    restoring = commands.add_parser("restore", help="write the answers of a recording (recorded.jsonl) as answer files")
-    restoring.add_argument("dir", type=Path, help="the exchange folder")
-    restoring.add_argument("recorded", type=Path, help="a recording in the replay format, e.g. RUN_DIR/recorded.jsonl")
-    restoring.add_argument(
-        "--only", action="append", default=[], metavar="PATTERN", help="restore only keys matching a pattern (repeat)"
-    )
-    restoring.add_argument(
-        "--except",
-        dest="leave_out",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="leave out keys matching a shell pattern such as 'check_generation/s003-*' (repeat)",
-    )
-    args = parser.parse_args(argv)
-
-    def run() -> int:
-        folder = ExchangeDir(args.dir)
-        if args.command == "restore":
-            written, kept, left_out = restore(folder, args.recorded, args.only, args.leave_out)
-            print(f"{written} answers written, {kept} already there" + (f", {left_out} left out" if left_out else ""))
-            return 0
-        if args.command == "pending":
-            for key in folder.unanswered():
-                print(f"{role_of(key.split('/')[0])}\t{folder.request_path(key)}")
-            return 0
-        problems = check_answer(folder, args.key, args.answer)
-        print("\n".join(f"- {problem}" for problem in problems) if problems else "ok")
-        return 1 if problems else 0
-
-    return run_command(run, "interrupted")
+    with invoked_as(program_name("mantra_env.generators.exchange")):
+        return command(argv)
 
 
 if __name__ == "__main__":

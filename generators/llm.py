@@ -70,7 +70,7 @@ class RepairNeeded(MantraError, ValueError):
 class AnswerCheck(BaseModel, Generic[A]):
     """What a stage's answer must be: its type and the stage's check, rebuilt from this model's fields alone (a
     request file stores them as its ``context``; :mod:`mantra_env.generators.answers` maps each stage to its class), so
-    the pipeline and ``python -m mantra_env.generators.exchange check`` run one and the same check."""
+    the pipeline and ``mantra exchange check`` run one and the same check."""
 
     model_config = ConfigDict(frozen=True)
 

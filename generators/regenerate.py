@@ -270,7 +270,7 @@ def _missing(folder: Path) -> RegenerateError:
     return RegenerateError(
         f"{folder / RECORDING} has no answer for {len(keys)} request(s) the replay asked "
         f"({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}): it is not the run's whole record; "
-        "restore it into an exchange run (`python -m mantra_env.generators.exchange restore`), answer what is missing "
+        "restore it into an exchange run (`mantra exchange restore`), answer what is missing "
         "and record the finished run again"
     )
 

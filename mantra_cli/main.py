@@ -50,6 +50,9 @@ VERBS: dict[str, Verb] = {
     "review": Verb(
         "mantra_env.generators.review.__main__", "review a generation run's cases in a web browser (edit, accept)"
     ),
+    "exchange": Verb(
+        "mantra_env.mantra_cli.exchange", "answer a run's requests by hand: check an answer, list pending, restore"
+    ),
     "suites": Verb(
         "mantra_env.mantra_cli.suites", "list the shipped suites per domain with case counts and gymnasium ids"
     ),

@@ -21,7 +21,6 @@ import pytest
 from mantra_env.generators.answers import ANSWER_CHECKS, rebuild_check
 from mantra_env.generators.config import STAGES, GenerationConfig, load_config
 from mantra_env.generators.exchange import AnswerPending, ExchangeDir, ExchangeError
-from mantra_env.generators.exchange import main as exchange_main
 from mantra_env.generators.llm import GenerationError, LLMClient
 from mantra_env.generators.pipeline import PipelineResult, run_pipeline
 from mantra_env.generators.relevance import RelevanceCheck
@@ -29,6 +28,7 @@ from mantra_env.generators.replay import load_fixture
 from mantra_env.generators.run import PENDING_EXIT
 from mantra_env.generators.run import main as run_main
 from mantra_env.generators.rundir import write_text
+from mantra_env.mantra_cli.exchange import main as exchange_main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 ANSWERS = load_fixture(FIXTURE / "responses.yaml")

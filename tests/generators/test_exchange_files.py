@@ -19,10 +19,10 @@ import pytest
 
 from mantra_env.generators.config import load_config
 from mantra_env.generators.exchange import ANSWER_SETTLE_S, AnswerPending, ExchangeDir, ExchangeError
-from mantra_env.generators.exchange import main as exchange_main
 from mantra_env.generators.llm import LLMClient
 from mantra_env.generators.relevance import RelevanceCheck
 from mantra_env.generators.rundir import write_text
+from mantra_env.mantra_cli.exchange import main as exchange_main
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 KEY = "tool_relevance/s9#0"
@@ -218,3 +218,18 @@ def test_restore_carries_over_only_the_selected_answers(tmp_path: Path, capsys: 
         assert exchange_main(["restore", str(target), str(recording), "--only", "backward_audit/*"]) == 0
     assert printed.getvalue() == "1 answers written, 0 already there, 3 left out\n"
     assert folder.answer_path(keys[2]).exists() and not folder.answer_path(keys[1]).exists()
+
+
+def test_the_old_python_m_form_runs_the_exchange_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `python -m mantra_env.generators.exchange` delegates to `mantra exchange` under its own program name.
+    from mantra_env.generators.exchange import main as old_main
+
+    with pytest.raises(SystemExit) as exit:
+        old_main(["--help"])
+    assert exit.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: python -m mantra_env.generators.exchange ")
+    folder = ExchangeDir(tmp_path)
+    with pytest.raises(AnswerPending):
+        folder.ask({"key": KEY, "stage": "tool_relevance", "messages": MESSAGES})
+    assert old_main(["pending", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"relevance\t{folder.request_path(KEY)}\n"

@@ -34,6 +34,7 @@ def test_help_lists_every_verb_with_one_line(capsys: pytest.CaptureFixture[str])
         "author",
         "audit",
         "validate",
+        "exchange",
         "suites",
         "schemas",
         "domains",
