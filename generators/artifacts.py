@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from mantra_env.case import CaseCheck
+from mantra_env.generators.sampling import Coverage, CoverageStats, Sample
 from mantra_env.lints import Lint
 from mantra_env.worldmodel.edits import Edit
 
@@ -231,3 +232,31 @@ class SampleValidation(BaseModel):
     review_revision: int | None = Field(
         default=None, description="The revision of the sample's human review the rounds started from, if any."
     )
+
+
+# The files of the stages before validation (RUN_DIR/samples/samples.json, RUN_DIR/<stage>/<sample>.json): the pipeline
+# writes them, the review app reads them.
+
+
+class SamplesArtifact(BaseModel):
+    samples: list[Sample]
+    coverage: Coverage
+    stats: CoverageStats
+
+
+class ScenarioSet(BaseModel):
+    sample_id: str
+    scenarios: list[Scenario]
+    error: str = ""
+
+
+class ChecksArtifact(BaseModel):
+    sample_id: str
+    scenarios: list[ScenarioChecks]
+
+
+class WorldModelOrFailure(BaseModel):
+    """A sample's world model, or why none could be generated (kept, so a resumed run does not ask again)."""
+
+    world: WorldModelArtifact | None = None
+    error: str = ""

@@ -19,6 +19,8 @@ recorded responses (:mod:`mantra_env.generators.replay`).
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -26,10 +28,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mantra_env.case import SolverModes, modes_on
+from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.generators.artifacts import Outcome
 from mantra_env.generators.records import DEFAULT_BUDGET_CHARS
 from mantra_env.generators.sampling import SamplingSettings
+from mantra_env.tools import ToolSpec
 from mantra_env.userfiles import load_yaml, read_text
 
 STAGES = (
@@ -413,3 +417,31 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> GenerationConf
     if not config.document_path.is_file():
         raise ConfigError(f"{path}: document_path {config.document_path} does not exist")
     return config
+
+
+def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
+    """The tool schema the pipeline works with: the toolkit of the domain (``format: domain``, ``source`` a
+    registered domain, default ``domain``), of a module's ``DOMAIN`` (``python_callable``, ``source`` the module
+    path), or a ``tools.json`` list of tool specs (``json``). The cases always run against ``domain``'s
+    toolkit; the export's oracle replay catches a schema that does not fit it."""
+    source = config.tools.source
+    if config.tools.format == "json":
+        if not source:
+            raise ConfigError("tools.format is json but tools.source names no file; give the tools.json path")
+        path = Path(source)
+        try:
+            return [ToolSpec.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, TypeError) as error:
+            raise ConfigError(f"tools.source {path}: cannot read a list of tool specs: {error}") from None
+    if config.tools.format == "python_callable":
+        if not source:
+            raise ConfigError("tools.format is python_callable but tools.source names no module")
+        try:
+            module = importlib.import_module(source)
+        except ImportError as error:
+            raise ConfigError(f"tools.source {source}: cannot import it ({error})") from None
+        provided = getattr(module, "DOMAIN", None)
+        if not isinstance(provided, Domain):
+            raise ConfigError(f"tools.source {source}: the module has no DOMAIN (a mantra_env Domain)")
+        return provided.tool_specs()
+    return (load_domain(source) if source and source != domain.name else domain).tool_specs()

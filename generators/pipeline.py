@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import time
@@ -34,15 +33,18 @@ from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 from mantra_env.generators.answer_repair import STAGE as STAGE_ANSWER_REPAIR
 from mantra_env.generators.answer_repair import needs_repair, repair_answers
-from mantra_env.generators.artifacts import (
+from mantra_env.generators.artifacts import (  # the stage files' records, re-exported: they were defined here
+    ChecksArtifact,
+    SamplesArtifact,
     SampleValidation,
     Scenario,
     ScenarioChecks,
+    ScenarioSet,
     ToolRelevance,
-    WorldModelArtifact,
+    WorldModelOrFailure,
 )
 from mantra_env.generators.checkgen import generate_checks
-from mantra_env.generators.config import STAGES, GenerationConfig
+from mantra_env.generators.config import STAGES, GenerationConfig, domain_tools
 from mantra_env.generators.document import DocumentGraph, chunk_document
 from mantra_env.generators.exchange import EXCHANGE_PROVIDER, AnswerPending, ExchangeDir, gather_all
 from mantra_env.generators.export import GENERATOR_VERSION, build_case, export_suite
@@ -55,7 +57,7 @@ from mantra_env.generators.relevance import relevant_tools
 from mantra_env.generators.replay import REPLAY_PROVIDER
 from mantra_env.generators.review.state import load_review, reviewed_validation
 from mantra_env.generators.rundir import STAGE_ORDER, RunDir, write_text
-from mantra_env.generators.sampling import Coverage, CoverageStats, Sample, draw_samples
+from mantra_env.generators.sampling import Sample, draw_samples
 from mantra_env.generators.scenarios import generate_scenarios, scenario_text
 from mantra_env.generators.solver_memo import SolverMemo
 from mantra_env.generators.validation import SampleInput, validate_sample
@@ -76,30 +78,6 @@ and its replay, so that a regeneration from the recorded answers exports the sam
 
 class PipelineError(MantraError, RuntimeError):
     """The pipeline cannot go on (a stage failed for a reason no retry fixes)."""
-
-
-class SamplesArtifact(BaseModel):
-    samples: list[Sample]
-    coverage: Coverage
-    stats: CoverageStats
-
-
-class ScenarioSet(BaseModel):
-    sample_id: str
-    scenarios: list[Scenario]
-    error: str = ""
-
-
-class ChecksArtifact(BaseModel):
-    sample_id: str
-    scenarios: list[ScenarioChecks]
-
-
-class WorldModelOrFailure(BaseModel):
-    """A sample's world model, or why none could be generated (kept, so a resumed run does not ask again)."""
-
-    world: WorldModelArtifact | None = None
-    error: str = ""
 
 
 @dataclass
@@ -652,34 +630,6 @@ def chunk_manual(config: GenerationConfig) -> DocumentGraph:
         config.document_path.read_text(encoding="utf-8"), config.chunking.max_chunk_tokens,
         config.document_path.stem, config.chunking.always_split_headings,
     )  # fmt: skip
-
-
-def domain_tools(config: GenerationConfig, domain: Domain) -> list[ToolSpec]:
-    """The tool schema the pipeline works with: the toolkit of the domain (``format: domain``, ``source`` a
-    registered domain, default ``domain``), of a module's ``DOMAIN`` (``python_callable``, ``source`` the module
-    path), or a ``tools.json`` list of tool specs (``json``). The cases always run against ``domain``'s
-    toolkit; the export's oracle replay catches a schema that does not fit it."""
-    source = config.tools.source
-    if config.tools.format == "json":
-        if not source:
-            raise PipelineError("tools.format is json but tools.source names no file; give the tools.json path")
-        path = Path(source)
-        try:
-            return [ToolSpec.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
-        except (OSError, ValueError, TypeError) as error:
-            raise PipelineError(f"tools.source {path}: cannot read a list of tool specs: {error}") from None
-    if config.tools.format == "python_callable":
-        if not source:
-            raise PipelineError("tools.format is python_callable but tools.source names no module")
-        try:
-            module = importlib.import_module(source)
-        except ImportError as error:
-            raise PipelineError(f"tools.source {source}: cannot import it ({error})") from None
-        provided = getattr(module, "DOMAIN", None)
-        if not isinstance(provided, Domain):
-            raise PipelineError(f"tools.source {source}: the module has no DOMAIN (a mantra_env Domain)")
-        return provided.tool_specs()
-    return (load_domain(source) if source and source != domain.name else domain).tool_specs()
 
 
 @contextlib.contextmanager

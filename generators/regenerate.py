@@ -35,7 +35,7 @@ from mantra_env.generators.config import GenerationConfig, load_config
 from mantra_env.generators.pipeline import run_pipeline
 from mantra_env.generators.replay import PROVIDER
 from mantra_env.generators.review.state import REVIEW_DIR, SampleReview, review_path
-from mantra_env.generators.rundir import write_text
+from mantra_env.generators.rundir import recorded_config, write_text
 from mantra_env.userfiles import load_yaml, read_text
 
 SUITE_FILES = ("suite.jsonl", "manifest.json")
@@ -165,8 +165,6 @@ def _write_reviews(reviews: Sequence[SampleReview], folder: Path) -> None:
 def ship_run(domain: str, run_dir: Path) -> Path:
     """Copy the recording and review files of the finished run ``run_dir`` into ``domain``'s folder; the
     domain folder then holds what a regeneration of the run needs."""
-    from mantra_env.generators.run import recorded_config
-
     folder = shipping_folder(domain)
     recording = run_dir / "recorded.jsonl"
     if not recording.is_file():
@@ -190,8 +188,6 @@ def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
     """Ship the finished run's own export with its recording and reviews into the domain folder ``folder``, after
     checking in a scratch copy of it that a replay of the first ``samples`` samples writes the same cases.
     Returns the suite folder."""
-    from mantra_env.generators.run import recorded_config
-
     exported = run_dir / "export" / "suite"
     missing = [p for p in (run_dir / "recorded.jsonl", *(exported / n for n in SUITE_FILES)) if not p.is_file()]
     if missing:

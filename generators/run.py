@@ -16,7 +16,6 @@ A run holds its directory for as long as it runs: a second ``mantra_env.generato
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from mantra_env.errors import MantraError
 from mantra_env.files import write_atomic
 from mantra_env.generators.config import GenerationConfig, load_config
 from mantra_env.generators.llm import usage_totals
-from mantra_env.generators.rundir import STAGE_ORDER, RunDir, run_lock
+from mantra_env.generators.rundir import STAGE_ORDER, RunDir, recorded_config, run_lock
 from mantra_env.offload import Offload, in_thread
 from mantra_env.progress import Progress
 
@@ -106,17 +105,6 @@ def parser(module: str = "mantra_env.generators.run") -> argparse.ArgumentParser
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     return run_command(lambda: run(args), INTERRUPTED)
-
-
-def recorded_config(run_dir: Path) -> Path:
-    """The config a run was started with (its path is kept in ``run.json``)."""
-    try:
-        recorded = Path(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config_path"])
-    except (OSError, ValueError, KeyError):
-        raise MantraError(f"{run_dir} does not say which config started it; give --config") from None
-    if not recorded.is_file():
-        raise MantraError(f"{run_dir} was started with {recorded}, which is gone; give --config") from None
-    return recorded
 
 
 def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:

@@ -122,3 +122,14 @@ class RunDir:
 
     def completed(self, stages: Sequence[str] = STAGE_ORDER) -> list[str]:
         return [stage for stage in stages if self.done(stage)]
+
+
+def recorded_config(run_dir: Path) -> Path:
+    """The config a run was started with (its path is kept in ``run.json``)."""
+    try:
+        recorded = Path(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config_path"])
+    except (OSError, ValueError, KeyError):
+        raise MantraError(f"{run_dir} does not say which config started it; give --config") from None
+    if not recorded.is_file():
+        raise MantraError(f"{run_dir} was started with {recorded}, which is gone; give --config") from None
+    return recorded

@@ -107,6 +107,11 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         ("mantra_env.generators", "mantra_env.mantra_cli"),
         "the exchange provider, which every stage imports, imports no stage (the command is mantra_cli.exchange)",
     ),
+    "review": (
+        ("mantra_env.generators.review",),
+        ("mantra_env.generators.pipeline", "mantra_env.generators.run", "mantra_env.generators.regenerate"),
+        "the review app reads a run directory through artifacts, config and rundir; it does not import the pipeline",
+    ),
 }
 # (rule, importing module, imported module) pairs a rule allows, each with the reason.
 ALLOWED: dict[tuple[str, str, str], str] = {
@@ -118,6 +123,9 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("oracle", "mantra_env.generators.pipeline", "mantra_env.agents.local_server"): "starts the bundled model",
     ("exchange", "mantra_env.generators.exchange", "mantra_env.generators.rundir"): "writes request files atomically",
     ("exchange", "mantra_env.generators.exchange", "mantra_env.mantra_cli.exchange"): "the python -m shim",
+    ("review", "mantra_env.generators.review.__main__", "mantra_env.generators.regenerate"): (
+        "`mantra review DOMAIN` first replays the domain's recording into a run to review"
+    ),
 }
 
 

@@ -9,12 +9,18 @@ from pathlib import Path
 from mantra_env.case import SolverModes
 from mantra_env.domains import load_domain
 from mantra_env.errors import MantraError
-from mantra_env.generators.artifacts import SampleValidation, Scenario, ScenarioOutcome, ToolRelevance
-from mantra_env.generators.config import GenerationConfig, load_config
+from mantra_env.generators.artifacts import (
+    SamplesArtifact,
+    SampleValidation,
+    Scenario,
+    ScenarioOutcome,
+    ScenarioSet,
+    ToolRelevance,
+)
+from mantra_env.generators.config import GenerationConfig, domain_tools, load_config
 from mantra_env.generators.document import DocumentGraph
-from mantra_env.generators.pipeline import SamplesArtifact, ScenarioSet, domain_tools
 from mantra_env.generators.review.state import SampleReview, load_review, start_review
-from mantra_env.generators.rundir import RunDir
+from mantra_env.generators.rundir import RunDir, recorded_config
 from mantra_env.tools import ToolSpec
 
 
@@ -45,8 +51,6 @@ class ReviewRun:
 
     @cached_property
     def config(self) -> GenerationConfig:
-        from mantra_env.generators.run import recorded_config
-
         if self.given_config is not None:
             return self.given_config
         try:

@@ -144,8 +144,7 @@ def test_the_checklist_from_a_clean_folder(library: Path, tmp_path: Path, capsys
 
 def test_the_generator_s_domain_key_names_it(library: Path) -> None:
     from mantra_env.domains import load_domain
-    from mantra_env.generators.config import parse_config
-    from mantra_env.generators.pipeline import domain_tools
+    from mantra_env.generators.config import domain_tools, parse_config
 
     shipped = Path(__file__).parents[2] / "mantra_env" / "domains" / "operations" / "generation.yaml"
     text = shipped.read_text(encoding="utf-8").replace(": operations\n", ": library\n")

@@ -121,7 +121,7 @@ def test_airline_config_has_the_papers_settings_and_enough_samples_for_60_cases(
 
 def test_tool_sources(tmp_path: Path) -> None:
     from mantra_env.domains import load_domain
-    from mantra_env.generators.pipeline import PipelineError, domain_tools
+    from mantra_env.generators.config import ConfigError, domain_tools
 
     domain = load_domain("operations")
     base = "document_path: m.md\ndomain: operations\n"
@@ -138,7 +138,7 @@ def test_tool_sources(tmp_path: Path) -> None:
         ("tools: {format: python_callable, source: json}\n", "has no DOMAIN"),
         ("tools: {format: domain, source: railway}\n", "railway"),
     ]:
-        with pytest.raises((PipelineError, LookupError), match=message):
+        with pytest.raises((ConfigError, LookupError), match=message):
             domain_tools(parse_config(base + text, "c", tmp_path), domain)
 
 
