@@ -1,6 +1,6 @@
-"""The answer check of every LLM stage, by stage name: the one registry the pipeline's stages build their checks
-from (each class sits beside its stage) and ``mantra exchange check`` rebuilds a request's
-check with, from the ``context`` its request file stores."""
+"""The answer check of every model stage, by stage name (each :mod:`~mantra_env.generators.stages` record names its
+class, which sits beside its stage): the one registry the pipeline's stages build their checks from and
+``mantra exchange check`` rebuilds a request's check with, from the ``context`` its request file stores."""
 
 from __future__ import annotations
 
@@ -18,25 +18,27 @@ from mantra_env.generators.oracle_arguments import ArgumentsCheck
 from mantra_env.generators.references import GoverningCheck, ReferencesCheck
 from mantra_env.generators.relevance import RelevanceCheck
 from mantra_env.generators.scenarios import ScenarioCheck
+from mantra_env.generators.stages import MODEL_STAGES
 from mantra_env.generators.validation import RepairCheck
 from mantra_env.generators.worldgen import FullPassCheck, SchemaCheck
 
+_CLASSES: tuple[type[AnswerCheck[Any]], ...] = (
+    ReferencesCheck,
+    GoverningCheck,
+    RelevanceCheck,
+    ScenarioCheck,
+    ChecksCheck,
+    SchemaCheck,
+    FullPassCheck,
+    RepairCheck,
+    ArgumentsCheck,
+    MutationAuditCheck,
+    AnswerRepairCheck,
+)
 ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
-    "document_extraction": ReferencesCheck,
-    "governing_rules": GoverningCheck,
-    "tool_relevance": RelevanceCheck,
-    "scenario_generation": ScenarioCheck,
-    "check_generation": ChecksCheck,
-    "smt_schema_prepass": SchemaCheck,
-    "smt_full_pass": FullPassCheck,
-    "conflict_resolution": RepairCheck,
-    "locus_reassessment": RepairCheck,
-    "fix_repair": RepairCheck,
-    "backward_audit": RepairCheck,
-    "oracle_arguments": ArgumentsCheck,
-    "mutation_audit": MutationAuditCheck,
-    "answer_repair": AnswerRepairCheck,
+    stage.name: {kind.__name__: kind for kind in _CLASSES}[stage.answer] for stage in MODEL_STAGES
 }
+"""Stage name → its answer check class, from each :class:`~mantra_env.generators.stages.Stage` record's ``answer``."""
 
 
 def rebuild_check(stage: str, context: Any) -> AnswerCheck[BaseModel]:

@@ -33,37 +33,12 @@ from mantra_env.errors import MantraError, did_you_mean, error_path
 from mantra_env.generators.artifacts import Outcome
 from mantra_env.generators.records import DEFAULT_BUDGET_CHARS
 from mantra_env.generators.sampling import SamplingSettings
+from mantra_env.generators.stages import JUDGE_STAGES, STAGE_NAMES
 from mantra_env.tools import ToolSpec
 from mantra_env.userfiles import load_yaml, read_text
 
-STAGES = (
-    "document_extraction",
-    "governing_rules",
-    "tool_relevance",
-    "scenario_generation",
-    "check_generation",
-    "smt_schema_prepass",
-    "smt_full_pass",
-    "conflict_resolution",
-    "locus_reassessment",
-    "fix_repair",
-    "backward_audit",
-    "oracle_arguments",
-    "mutation_audit",
-    "answer_repair",
-)
-"""LLM stages. The paper's nine, plus ``governing_rules`` (which tools a node's rules govern wherever they are
-called; ``references.governing_rules``), ``backward_audit`` (the judge that decides on an over-restrictive check),
-``oracle_arguments`` (the scenario writer's values for free-text arguments a validated case's oracle lacks) and
-``mutation_audit`` (the judge of the traces a case's verdict misjudges; ``validation.mutation_audit``) and
-``answer_repair`` (the checks writer's ANSWER checks again, with the reads' real results;
-``checks.repair_answer_checks``).
-``conflict_resolution`` is the sample-batched world-model repair, ``locus_reassessment`` the per-scenario check
-resolution and ``fix_repair`` the retry of edits that did not apply."""
-
-JUDGE_STAGES = frozenset(
-    {"conflict_resolution", "locus_reassessment", "fix_repair", "backward_audit", "mutation_audit"}
-)
+STAGES = STAGE_NAMES
+"""The model stages' names (the records are :data:`mantra_env.generators.stages.MODEL_STAGES`)."""
 
 StructuredOutput = Literal["auto", "json_schema", "llama_grammar", "none"]
 

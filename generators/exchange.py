@@ -47,29 +47,11 @@ from typing import Any, TypeVar
 
 from mantra_env.errors import MantraError
 from mantra_env.generators.rundir import write_text
+from mantra_env.generators.stages import ROLES as ROLES  # the writer's role per model stage, re-exported
 from mantra_env.limits import bounded, bracket_depths, is_unicode
 
 EXCHANGE_PROVIDER = "exchange"
 T = TypeVar("T")
-
-ROLES = {
-    "document_extraction": "references",
-    "governing_rules": "references",
-    "tool_relevance": "relevance",
-    "scenario_generation": "scenario",
-    "check_generation": "checks",
-    "smt_schema_prepass": "world_model",
-    "smt_full_pass": "world_model",
-    "conflict_resolution": "judge",
-    "locus_reassessment": "judge",
-    "fix_repair": "judge",
-    "backward_audit": "judge",
-    "oracle_arguments": "scenario",
-    "mutation_audit": "judge",
-    "answer_repair": "checks",
-}
-"""The writer's role per LLM stage. The pipeline's independence needs the ``world_model`` writer never to see
-the ``checks`` requests (and the reverse)."""
 
 REQUEST_SUFFIX = ".request.json"
 ANSWER_SUFFIX = ".answer.json"

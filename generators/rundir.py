@@ -34,11 +34,12 @@ from pydantic import BaseModel, ValidationError
 
 from mantra_env.errors import MantraError
 from mantra_env.files import LockHeld, exclusive_lock, write_atomic
+from mantra_env.generators.stages import PIPELINE_STAGES
 
 M = TypeVar("M", bound=BaseModel)
 
-STAGE_ORDER = ("graph", "samples", "relevance", "scenarios", "checks", "world_models", "validation", "export")
-"""Pipeline stages in order (``--from-stage`` takes one of these)."""
+STAGE_ORDER = PIPELINE_STAGES
+"""Pipeline stages in order (``--from-stage`` takes one of these; :mod:`mantra_env.generators.stages`)."""
 
 
 class RunDirError(MantraError, ValueError):

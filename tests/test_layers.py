@@ -122,6 +122,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("oracle", "mantra_env.generators.llm", "mantra_env.agents.local_server"): "the local server's HTML escapes",
     ("oracle", "mantra_env.generators.pipeline", "mantra_env.agents.local_server"): "starts the bundled model",
     ("exchange", "mantra_env.generators.exchange", "mantra_env.generators.rundir"): "writes request files atomically",
+    ("exchange", "mantra_env.generators.exchange", "mantra_env.generators.stages"): "the writer's role per stage",
     ("exchange", "mantra_env.generators.exchange", "mantra_env.mantra_cli.exchange"): "the python -m shim",
     ("review", "mantra_env.generators.review.__main__", "mantra_env.generators.regenerate"): (
         "`mantra review DOMAIN` first replays the domain's recording into a run to review"
