@@ -29,3 +29,28 @@ def test_differences_and_plain_numbers() -> None:
     difference = Estimate(0.125, -0.03, 0.25, tasks=4, of=4)
     assert format_estimate(difference, signed=True) == "+12.5 [-3.0, +25.0]"
     assert format_estimate(Estimate(3.5, 3.0, 4.25), scale=1, digits=2) == "3.50 [3.00, 4.25]"
+
+
+def test_no_module_formats_an_interval_but_the_formatter() -> None:
+    # Every estimate printed (run summary, report, viewer, notebooks, audits) reads its bounds through
+    # format_estimate; a module that reads an Estimate's .low / .high itself formats its own interval.
+    import ast
+    import json
+
+    from tests.import_arrows import ROOT, source_files
+
+    allowed = {"mantra_env.graders.intervals", "mantra_env.graders.metrics"}  # the formatter and the estimators
+    sources = [(name, path.read_text(encoding="utf-8")) for path, name in source_files() if name not in allowed]
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        python = [line for line in code.splitlines() if not line.startswith(("%", "!"))]  # no magics
+        sources.append((notebook.name, "\n".join(python)))
+    readers = sorted(
+        f"{name}:{node.lineno}"
+        for name, text in sources
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Attribute) and node.attr in ("low", "high")
+    )
+    assert not readers, f"format intervals with mantra_env.graders.intervals.format_estimate: {readers}"
+    assert len(sources) > 100  # the scan sees the project
