@@ -77,7 +77,7 @@ $(TRAIN_STAMP): pyproject.toml
 	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0 $(TORCH_ARGS)
-	$(TRAIN_VENV)/bin/python -m pip install --quiet -e . trl==1.16.0
+	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[train]'
 	touch $@
 
 train-smoke: $(TRAIN_STAMP)
