@@ -1,4 +1,12 @@
-"""Grading: the deterministic trace grader, its verdicts, and success-rate statistics."""
+"""Scoring and reporting over stored runs: what the numbers are and how they are shown. The grader itself (a trace's
+verdict: :func:`~mantra_env.grading.grade`, :func:`~mantra_env.grading.grade_case`, the unrequested-write rule)
+lives in the core and is re-exported here for the imports that name it so.
+
+What the package holds: success-rate statistics with their intervals (``metrics``, ``intervals``: the one estimate
+format), run-level analysis from the store's rows (``analysis``), the leaderboard and report with its tables and
+figures (``leaderboard``, ``table``, ``figures``, ``report``), generated suites' funnel (``generation``), suite audits
+and refusal shares (``suite_audit``, ``refusals``), and stored episodes as training records (``export``).
+"""
 
 from mantra_env.checks import CheckOutcome, FailureCategory
 from mantra_env.grading import GRADER_VERSION, grade, grade_case  # the grader lives in the core; re-exported here
