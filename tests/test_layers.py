@@ -160,3 +160,59 @@ def test_no_forbidden_arrow_between_outer_packages(rule: str) -> None:
 def test_every_allowed_arrow_is_still_needed(allowed: tuple[str, str, str]) -> None:
     rule, source, target = allowed
     assert (source, target) in breaches(rule), f"{source} no longer imports {target}: delete it from ALLOWED"
+
+
+# Imports that may close a circle: a command's old `python -m` name reaching the command it delegates to.
+SHIMS = {("mantra_env.generators.exchange", "mantra_env.mantra_cli.exchange")}
+
+
+def circles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The import circles of ``edges`` (strongly connected sets of two or more modules), each sorted."""
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.get(module, ()):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            members = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circle_in_the_outer_ring() -> None:
+    outer = tuple(f"{CORE}.{name}" for name in sorted(OUTER))
+    edges = {
+        (source, target)
+        for source, target in project_imports()
+        if within(source, outer) and within(target, outer) and source != target and (source, target) not in SHIMS
+    }
+    assert not circles(edges), f"modules that import each other (directly or around a circle): {circles(edges)}"
+
+
+def test_the_circle_finder() -> None:
+    edges = {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "d"), ("f", "a")}
+    assert sorted(circles(edges)) == [["a", "b", "c"], ["d", "e"]]
+    assert circles({("a", "b"), ("b", "c")}) == []
+
+
+@pytest.mark.parametrize("shim", sorted(SHIMS))
+def test_every_shim_is_still_there(shim: tuple[str, str]) -> None:
+    assert shim in project_imports(), f"{shim} is gone: delete it from SHIMS"
