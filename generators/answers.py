@@ -22,22 +22,23 @@ from mantra_env.generators.stages import MODEL_STAGES
 from mantra_env.generators.validation import RepairCheck
 from mantra_env.generators.worldgen import FullPassCheck, SchemaCheck
 
-_CLASSES: tuple[type[AnswerCheck[Any]], ...] = (
-    ReferencesCheck,
-    GoverningCheck,
-    RelevanceCheck,
-    ScenarioCheck,
-    ChecksCheck,
-    SchemaCheck,
-    FullPassCheck,
-    RepairCheck,
-    ArgumentsCheck,
-    MutationAuditCheck,
-    AnswerRepairCheck,
-)
-ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {
-    stage.name: {kind.__name__: kind for kind in _CLASSES}[stage.answer] for stage in MODEL_STAGES
+_CLASSES: dict[str, type[AnswerCheck[Any]]] = {
+    kind.__name__: kind
+    for kind in (
+        ReferencesCheck,
+        GoverningCheck,
+        RelevanceCheck,
+        ScenarioCheck,
+        ChecksCheck,
+        SchemaCheck,
+        FullPassCheck,
+        RepairCheck,
+        ArgumentsCheck,
+        MutationAuditCheck,
+        AnswerRepairCheck,
+    )
 }
+ANSWER_CHECKS: dict[str, type[AnswerCheck[Any]]] = {stage.name: _CLASSES[stage.answer] for stage in MODEL_STAGES}
 """Stage name → its answer check class, from each :class:`~mantra_env.generators.stages.Stage` record's ``answer``."""
 
 
