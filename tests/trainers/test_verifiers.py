@@ -1,15 +1,21 @@
-"""The verifiers adapter driven by verifiers' own rollout loop against a stub OpenAI-compatible server that
-answers with native tool calls (the oracle's, or them with the writes first); the rewards must be the grader's."""
+"""The verifiers adapter driven by verifiers' own rollout loop, and by its ``vf-eval`` command, against a stub
+OpenAI-compatible server that answers with native tool calls (the oracle's, or them with the writes first); the
+rewards must be the grader's."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+import verifiers as vf
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -26,6 +32,8 @@ from mantra_env.trainers.verifiers_env import MantraVerifiersEnv, load_environme
 from tests.browser import serve
 
 SUITE = "operations"
+ENV_ID = load_environment.__module__  # what `vf-eval ENV_ID` imports: the module defining load_environment
+ROOT = Path(__file__).resolve().parents[2]
 DOMAIN, LOADED = find_suite(SUITE)
 assert DOMAIN is not None
 TOOLS = DOMAIN.tool_specs()
@@ -84,16 +92,20 @@ def _stub(plans: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> Starl
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Callable[[], OpenAIChatCompletionsClient]]:
-    """A maker of clients of the stub server: each ``asyncio.run`` needs its own (an async client's pooled
-    connections belong to the event loop that opened them, and reusing one after that loop closed fails with
-    "Event loop is closed" whenever the server kept the connection alive)."""
+def stub_url() -> Iterator[str]:
+    """The stub server's OpenAI base URL; the model name picks its answers (oracle, write-first, malformed)."""
     plans = {kind: _plans(kind) for kind in ("oracle", "write-first")}
     plans["malformed"] = plans["oracle"]
     with serve(_stub(plans)) as url:
-        yield lambda: OpenAIChatCompletionsClient(
-            openai.AsyncOpenAI(base_url=f"{url}/v1", api_key="stub", max_retries=0)
-        )
+        yield f"{url}/v1"
+
+
+@pytest.fixture(scope="module")
+def client(stub_url: str) -> Callable[[], OpenAIChatCompletionsClient]:
+    """A maker of clients of the stub server: each ``asyncio.run`` needs its own (an async client's pooled
+    connections belong to the event loop that opened them, and reusing one after that loop closed fails with
+    "Event loop is closed" whenever the server kept the connection alive)."""
+    return lambda: OpenAIChatCompletionsClient(openai.AsyncOpenAI(base_url=stub_url, api_key="stub", max_retries=0))
 
 
 def _evaluate(env: MantraVerifiersEnv, client: Callable[[], OpenAIChatCompletionsClient], model: str) -> list[Any]:
@@ -174,3 +186,44 @@ def test_split_trains_on_train_and_evaluates_on_test() -> None:
     sides = suite_split(LOADED)
     assert [row["info"]["case"] for row in env.get_dataset()] == sides.train
     assert [row["info"]["case"] for row in env.get_eval_dataset()] == sides.test
+
+
+def test_verifiers_loads_the_env_by_its_module_name() -> None:
+    """``vf-eval ENV_ID`` imports ENV_ID and calls its ``load_environment``: our module's dotted name is the id, and
+    verifiers' loader (which needs its own dependencies, openai-agents among them) finds it."""
+    env = vf.load_environment(ENV_ID, suite=SUITE, reward="fraction")
+    assert isinstance(env, MantraVerifiersEnv)
+    assert (env.env_id, env.reward_mode) == (ENV_ID, "fraction")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["repository root", "another directory"])
+def test_vf_eval_scores_a_suite_with_the_graders_rewards(stub_url: str, tmp_path: Path, where: str) -> None:
+    """verifiers' own command on a shipped suite, against the stub: from the repository root as ``python -m``
+    (the root first on the path, beside openai-agents' ``agents``) and as the ``vf-eval`` script from elsewhere."""
+    command = [str(Path(sys.executable).with_name("vf-eval"))]
+    if where == "repository root":
+        command = [sys.executable, "-m", "verifiers.scripts.eval"]
+    out = tmp_path / "out"
+    arguments = ["--env-args", json.dumps({"suite": SUITE, "reward": "fraction"}), "--model", "write-first"]
+    arguments += ["--api-base-url", stub_url, "--api-key-var", "STUB_API_KEY", "--num-examples", str(len(CASES))]
+    arguments += ["--rollouts-per-example", "1", "--disable-tui", "--save-results", "--output-dir", str(out)]
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"} | {"STUB_API_KEY": "stub"}
+    result = subprocess.run(
+        [*command, ENV_ID, *arguments],
+        cwd=ROOT if where == "repository root" else tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    (results,) = out.glob("evals/*/*/results.jsonl")
+    rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert sorted(row["info"]["case"] for row in rows) == sorted(case.id for case in CASES.values())
+    for row in rows:
+        expected, passed = _graded(_calls(row), _prompt(row), "fraction")
+        assert row["reward"] == pytest.approx(expected)
+        assert row["passed"] == (1.0 if passed else 0.0)
+    assert sum(row["reward"] for row in rows) < len(rows)  # the writes come first: not every case passes
