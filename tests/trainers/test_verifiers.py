@@ -51,7 +51,7 @@ def _plans(kind: str) -> dict[str, list[dict[str, Any]]]:
     return plans
 
 
-def _stub(plans: dict[str, dict[str, dict[str, list[dict[str, Any]]]]]) -> Starlette:
+def _stub(plans: dict[str, dict[str, list[dict[str, Any]]]]) -> Starlette:
     """Chat completions: after n assistant turns, the n-th call of the case's plan as a native tool call (the
     ``malformed`` model first sends arguments that are not JSON), then a final answer."""
 
