@@ -166,13 +166,14 @@ def test_nothing_hides_another_distributions_package(other_distributions: Path, 
 
 def test_installed_the_project_provides_mantra_env_alone(tmp_path: Path) -> None:
     """Away from the repository root, none of the folders' old names finds one of our folders: the install maps one
-    package (a name may still be another distribution's: openai-agents, which verifiers brings, installs `agents`)."""
+    package (a name may still be another distribution's: openai-agents, which verifiers brings, installs `agents`, in a
+    virtualenv that may itself sit inside the checkout, as make's `.venv` does)."""
     result = _python(
         "import importlib.util, pathlib, mantra_env\n"
         "ours = pathlib.Path(mantra_env.__file__).resolve().parents[1]\n"
         f"specs = [importlib.util.find_spec(name) for name in {sorted(LEGACY_NAMES)!r}]\n"
         "found = [spec for spec in specs if spec is not None and spec.origin is not None]\n"
-        "print([spec.name for spec in found if ours in pathlib.Path(spec.origin).resolve().parents])\n",
+        "print([spec.name for spec in found if ours / spec.name in pathlib.Path(spec.origin).resolve().parents])\n",
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
