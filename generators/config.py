@@ -187,6 +187,16 @@ class ValidationSettings(_Strict):
             " so that their suites regenerate byte for byte. Retail v4 was recorded with it on."
         ),
     )
+    array_relevancy: bool = Field(
+        default=False,
+        description=(
+            "Z3 filters by relevancy when a world model writes arrays (set updates such as a booking's passenger"
+            " names): without it, the store terms of every tool at every step of the trace take part in the array"
+            " theory, and the airline re-audit's booking models ran out of their budget on queries a four-call trace"
+            " answers. The answers stay the same; the witnesses are the solver's other choices. Set it to true in"
+            " new configs; off when absent, so that the shipped suites regenerate byte for byte."
+        ),
+    )
     encode_world_models: bool = Field(
         default=False,
         description=(
@@ -213,6 +223,7 @@ class ValidationSettings(_Strict):
             refuse_invented_ids=self.refuse_invented_ids,
             canonical_lists=self.canonical_lists,
             witness_at_own_length=self.witness_at_own_length,
+            array_relevancy=self.array_relevancy,
         )
 
 

@@ -248,6 +248,9 @@ class Encoding:
             raise EncodingError(f"the world model is too large to encode: {error}") from None
         self.text = "\n".join(self._lines) + "\n"
         self.extensional = needs_extensionality(checked)
+        self.writes_arrays = any(isinstance(self.layout.leaves[n].type, ArrayType) for n in self.layout.dynamic)
+        """Some postcondition writes an array (a set update: its store terms, at every step, meet the array
+        theory; see ``CaseSolver(array_relevancy=...)``)."""
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
