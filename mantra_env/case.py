@@ -97,6 +97,7 @@ class SolverModes(TypedDict, total=False):
     canonical_lists: bool
     witness_at_own_length: bool
     array_relevancy: bool
+    conflicts_at_own_length: bool
 
 
 def modes_on(
@@ -105,6 +106,7 @@ def modes_on(
     canonical_lists: bool = False,
     witness_at_own_length: bool = False,
     array_relevancy: bool = False,
+    conflicts_at_own_length: bool = False,
 ) -> SolverModes:
     """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
     modes = SolverModes()
@@ -116,6 +118,8 @@ def modes_on(
         modes["witness_at_own_length"] = True
     if array_relevancy:
         modes["array_relevancy"] = True
+    if conflicts_at_own_length:
+        modes["conflicts_at_own_length"] = True
     return modes
 
 
@@ -164,6 +168,9 @@ class ValidationRecord(BaseModel):
     # the oracle that plans, screens and audits the exported cases through it. Written, it would change the bytes
     # of retail v4, which was validated with it but shipped before the key existed; a suite read back has it off.
     witness_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
+    # Carried, never written: it shapes the conflict witnesses of the validation history only, and a validated
+    # case has none (its forward and backward queries are consistent), so nothing read back depends on it.
+    conflicts_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
 
     @property
     def solver_modes(self) -> SolverModes:
@@ -173,6 +180,7 @@ class ValidationRecord(BaseModel):
             canonical_lists=self.canonical_lists,
             witness_at_own_length=self.witness_at_own_length,
             array_relevancy=self.array_relevancy,
+            conflicts_at_own_length=self.conflicts_at_own_length,
         )
 
 
