@@ -15,8 +15,9 @@ wall figures swing with the neighbours' load; the CPU seconds of the worker, sca
 seconds (``cpu_calibration_us``), are the figures that stay comparable there. Targets (issue 32, at the
 reference): median <= 0.3 s, p90 <= 3 s, no case over 60 s, everything <= 5 minutes on two cores.
 
-``--canonical-lists`` and ``--refuse-invented-ids`` validate every case in those solver modes (as a generation
-config's ``validation`` keys of the same names would have), whatever its record says: what new suites will cost.
+``--canonical-lists``, ``--refuse-invented-ids`` and ``--array-relevancy`` validate every case in those solver
+modes (as a generation config's ``validation`` keys of the same names would have), whatever its record says: what
+new suites will cost.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def _memo_arguments(case: Case, domain: Domain) -> dict[str, Any]:
 
 
 def in_modes(case: Case, modes: SolverModes) -> Case:
-    """``case`` as if validated in ``modes`` too (the benchmark's ``--canonical-lists``, ``--refuse-invented-ids``)."""
+    """``case`` as if validated in ``modes`` too (the benchmark's ``--canonical-lists``, ``--refuse-invented-ids``,
+    ``--array-relevancy``)."""
     if not modes:
         return case
     return case.model_copy(update={"validation": case.validation.model_copy(update=dict(modes))})
@@ -215,8 +217,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--refuse-invented-ids", action="store_true", help="validate every case refusing invented ids (config key)"
     )
+    parser.add_argument(
+        "--array-relevancy",
+        action="store_true",
+        help="validate every case with relevancy filtering where the world model writes arrays (config key)",
+    )
     args = parser.parse_args(argv)
-    modes = modes_on(refuse_invented_ids=args.refuse_invented_ids, canonical_lists=args.canonical_lists)
+    modes = modes_on(
+        refuse_invented_ids=args.refuse_invented_ids,
+        canonical_lists=args.canonical_lists,
+        array_relevancy=args.array_relevancy,
+    )
     rows: list[dict[str, Any]] = []
     if args.from_json:
         rows = [json.loads(line) for path in args.from_json for line in path.read_text(encoding="utf-8").splitlines()]

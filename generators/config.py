@@ -166,6 +166,27 @@ class ValidationSettings(_Strict):
             " so that their suites regenerate byte for byte. Retail v4 was recorded with it on."
         ),
     )
+    array_relevancy: bool = Field(
+        default=False,
+        description=(
+            "Z3 filters by relevancy when a world model writes arrays (set updates such as a booking's passenger"
+            " names): without it, the store terms of every tool at every step of the trace take part in the array"
+            " theory, and the airline re-audit's booking models ran out of their budget on queries a four-call trace"
+            " answers. The answers stay the same; the witnesses are the solver's other choices. Set it to true in"
+            " new configs; off when absent, so that the shipped suites regenerate byte for byte."
+        ),
+    )
+    conflicts_at_own_length: bool = Field(
+        default=False,
+        description=(
+            "A forward or backward conflict (a witness the judges read) is looked for on the case encoded at bounds"
+            " 2, 4, 8, ... below the trace bound first, and shortened on encodings at its own length: the same"
+            " answers, seconds instead of a budget run out where a short trace answers but the open steps of the"
+            " bound lead the solver astray (the airline re-audit's booking models), witnesses up to the solver's"
+            " free choices. Set it to true in new configs; off when absent, so that the shipped validation histories"
+            " regenerate byte for byte."
+        ),
+    )
     encode_world_models: bool = Field(
         default=False,
         description=(
@@ -192,6 +213,8 @@ class ValidationSettings(_Strict):
             refuse_invented_ids=self.refuse_invented_ids,
             canonical_lists=self.canonical_lists,
             witness_at_own_length=self.witness_at_own_length,
+            array_relevancy=self.array_relevancy,
+            conflicts_at_own_length=self.conflicts_at_own_length,
         )
 
 

@@ -118,10 +118,11 @@ def revalidated(
     timeout_ms: int,
     refuse_invented_ids: bool = False,
     witness_at_own_length: bool = False,
+    array_relevancy: bool = False,
 ) -> str:
     """Why the case does not validate on its own ("" if it does): forward and every backward query consistent, a
     compliant witness within ``bound``, in the validation's own modes (the config's
-    ``validation.refuse_invented_ids`` and ``validation.witness_at_own_length``)."""
+    ``validation.refuse_invented_ids``, ``validation.witness_at_own_length`` and ``validation.array_relevancy``)."""
     try:
         solver = CaseSolver(
             case.world_model,
@@ -132,6 +133,7 @@ def revalidated(
             timeout_ms,
             refuse_invented_ids=refuse_invented_ids,
             witness_at_own_length=witness_at_own_length,
+            array_relevancy=array_relevancy,
         )
         forward = solver.forward()
         if forward.status != "consistent":
@@ -159,6 +161,7 @@ async def audit_cases(
     timeout_ms: int,
     refuse_invented_ids: bool = False,
     witness_at_own_length: bool = False,
+    array_relevancy: bool = False,
 ) -> tuple[list[Case], dict[str, str]]:
     """The cases after the audit, and case id → reason of each case the judge declared invalid.
 
@@ -219,6 +222,7 @@ async def audit_cases(
             timeout_ms,
             refuse_invented_ids,
             witness_at_own_length,
+            array_relevancy,
         )
         if why:
             log.info("mutation audit of %s: edits dropped (%s)", original.id, why)

@@ -516,6 +516,7 @@ class Pipeline:
                 settings.timeout_ms,
                 settings.refuse_invented_ids,
                 settings.witness_at_own_length,
+                settings.array_relevancy,
             )
         except AnswerPending as pending:
             self.pending.update(pending.keys)

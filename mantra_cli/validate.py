@@ -1,8 +1,8 @@
 """``mantra validate``: re-check a suite's cases with the solver (forward, every backward audit, the compliant
 witness, each at the case's own bound and in the solver modes its validation record names: ``refuse_invented_ids``,
-``canonical_lists``), as building or generating the suite did, and say per case whether it still validates (the
-compliant witness is found at its own length whatever the record says: only whether there is one counts). For a
-suite of your own after editing its cases, or the shipped suites after a change to the engine.
+``canonical_lists``, ``array_relevancy``), as building or generating the suite did, and say per case whether it
+still validates (the compliant witness is found at its own length whatever the record says: only whether there is
+one counts). For a suite of your own after editing its cases, or the shipped suites after a change to the engine.
 
 Each case ends as one of: ``valid``; ``accepted`` (the solver does not validate it, but a reviewer accepted it in
 the review app: its validation record names them); ``unknown`` (a query ran out of its work budget, or needs a

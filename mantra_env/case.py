@@ -96,10 +96,17 @@ class SolverModes(TypedDict, total=False):
     refuse_invented_ids: bool
     canonical_lists: bool
     witness_at_own_length: bool
+    array_relevancy: bool
+    conflicts_at_own_length: bool
 
 
 def modes_on(
-    *, refuse_invented_ids: bool = False, canonical_lists: bool = False, witness_at_own_length: bool = False
+    *,
+    refuse_invented_ids: bool = False,
+    canonical_lists: bool = False,
+    witness_at_own_length: bool = False,
+    array_relevancy: bool = False,
+    conflicts_at_own_length: bool = False,
 ) -> SolverModes:
     """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
     modes = SolverModes()
@@ -109,6 +116,10 @@ def modes_on(
         modes["canonical_lists"] = True
     if witness_at_own_length:
         modes["witness_at_own_length"] = True
+    if array_relevancy:
+        modes["array_relevancy"] = True
+    if conflicts_at_own_length:
+        modes["conflicts_at_own_length"] = True
     return modes
 
 
@@ -148,10 +159,18 @@ class ValidationRecord(BaseModel):
         exclude_if=lambda on: not on,
         description="Validated with list arguments' items in canonical order in the compliant witness.",
     )
+    array_relevancy: bool = Field(
+        default=False,
+        exclude_if=lambda on: not on,
+        description="Validated with the solver's relevancy filtering on for world models that write arrays.",
+    )
     # Carried, never written (nor in the schema): the generation config's validation.witness_at_own_length reaches
     # the oracle that plans, screens and audits the exported cases through it. Written, it would change the bytes
     # of retail v4, which was validated with it but shipped before the key existed; a suite read back has it off.
     witness_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
+    # Carried, never written: it shapes the conflict witnesses of the validation history only, and a validated
+    # case has none (its forward and backward queries are consistent), so nothing read back depends on it.
+    conflicts_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
 
     @property
     def solver_modes(self) -> SolverModes:
@@ -160,6 +179,8 @@ class ValidationRecord(BaseModel):
             refuse_invented_ids=self.refuse_invented_ids,
             canonical_lists=self.canonical_lists,
             witness_at_own_length=self.witness_at_own_length,
+            array_relevancy=self.array_relevancy,
+            conflicts_at_own_length=self.conflicts_at_own_length,
         )
 
 

@@ -64,6 +64,7 @@ from mantra_env.worldmodel.ast import (
     CollectionOp,
     EnumType,
     Expr,
+    FieldAccess,
     ListLit,
     Lit,
     NextRef,
@@ -75,6 +76,7 @@ from mantra_env.worldmodel.ast import (
     WorldModel,
     subexpressions,
 )
+from mantra_env.worldmodel.printer import format_expr
 from mantra_env.worldmodel.typecheck import CheckedModel, check_model, value_problem
 
 Semantics = Literal["paper", "refusal"]
@@ -92,20 +94,60 @@ def is_identifier(param: str) -> bool:
 
 def returning_vars(model: WorldModel) -> set[str]:
     """The String and array-of-String variables through which a call can return a value nobody stated: those a
-    postcondition writes other than as ``(= (next v) e)`` with ``e`` a parameter, a literal, or a union or
-    difference of ``v`` with parameters and literals (a create call's ``(not (= (next id) "none"))``). The
-    others only ever hold stated values or values the calls passed, so the encoding need not consult them (an
-    equality per step and slot that costs up to 3x on ``benchmarks/smt.py``'s list row)."""
+    transition may leave with a value its call did not pass. A transition passes values on when every write of
+    ``v`` is ``(= (next v) e)`` with ``e`` built from parameters (and their fields: the items of a list argument),
+    literals, and unions or differences of ``v`` with those, asserted outright or under implications whose
+    conditions cover every case (``(=> c ...)`` beside ``(=> (not c) ...)``, the airline models' "this user's
+    booking, else unchanged"). Any other write (a create call's ``(not (= (next id) "none"))``, an assignment
+    under one branch only, which leaves ``v`` free in the other) can return a new value. The others only ever
+    hold stated values or values the calls passed, so the encoding need not consult them: an equality or an
+    array read per step and identifier slot that costs up to 3x on ``benchmarks/smt.py``'s list row, and put
+    the airline re-audit's booking models (six such arrays) out of the solver's budget."""
     kinds = (ScalarType("String"), ArrayType(ScalarType("String")))
     holders = {var.name for var in model.vars if var.var_type in kinds}
     found: set[str] = set()
     for transition in model.transitions:
+        plain: dict[str, set[tuple[str, ...]]] = {}  # variable -> the conditions it is passed a value under
+        other: set[str] = set()
         for post in transition.post:
-            assigned = _plain_assignment(post)
-            for name, path in written_paths(post):
-                if name in holders and not path and assigned != name:
-                    found.add(name)
+            _passed_writes(post, (), plain, other)
+        for name in holders:
+            if name in other or (name in plain and not _covers(plain[name])):
+                found.add(name)
     return found
+
+
+def _passed_writes(
+    post: Expr, condition: tuple[str, ...], plain: dict[str, set[tuple[str, ...]]], other: set[str]
+) -> None:
+    """Sort the writes of ``post`` (under the implications' ``condition``): into ``plain``, variable -> conditions
+    of the assignments that pass values on (:func:`_plain_assignment`), or else into ``other``."""
+    if isinstance(post, OpApp) and post.symbol == "and":
+        for arg in post.args:
+            _passed_writes(arg, condition, plain, other)
+        return
+    if isinstance(post, OpApp) and post.symbol == "=>" and len(post.args) == 2:
+        antecedent, consequent = post.args
+        other.update(name for name, _ in written_paths(antecedent))
+        _passed_writes(consequent, (*condition, format_expr(antecedent)), plain, other)
+        return
+    assigned = _plain_assignment(post)
+    for name, path in written_paths(post):
+        if name == assigned and not path:
+            plain.setdefault(name, set()).add(condition)
+        else:
+            other.add(name)
+
+
+def _covers(conditions: set[tuple[str, ...]]) -> bool:
+    """Whether assignments under ``conditions`` (each a chain of implication antecedents) cover every case: one
+    holds outright, or two chains differ only in a last antecedent ``c`` and ``(not c)`` (and so on upwards)."""
+    while () not in conditions:
+        merged = {chain[:-1] for chain in conditions if chain and (*chain[:-1], f"(not {chain[-1]})") in conditions}
+        if merged <= conditions:
+            return False
+        conditions = conditions | merged
+    return True
 
 
 def _plain_assignment(post: Expr) -> str | None:
@@ -119,9 +161,18 @@ def _plain_assignment(post: Expr) -> str | None:
         isinstance(node, ParamRef | Lit | ListLit)
         or (isinstance(node, VarRef) and node.name == target.name)
         or (isinstance(node, CollectionOp) and node.symbol in ("union", "difference"))
+        or (isinstance(node, FieldAccess) and _of_parameter(node))
         for node in subexpressions(value)
     )
     return target.name if plain else None
+
+
+def _of_parameter(node: FieldAccess) -> bool:
+    """A field of a parameter (of a record argument, or the column of a list argument's records)."""
+    inner: Expr = node
+    while isinstance(inner, FieldAccess):
+        inner = inner.record
+    return isinstance(inner, ParamRef)
 
 
 class EncodingError(ValueError):
@@ -197,6 +248,9 @@ class Encoding:
             raise EncodingError(f"the world model is too large to encode: {error}") from None
         self.text = "\n".join(self._lines) + "\n"
         self.extensional = needs_extensionality(checked)
+        self.writes_arrays = any(isinstance(self.layout.leaves[n].type, ArrayType) for n in self.layout.dynamic)
+        """Some postcondition writes an array (a set update: its store terms, at every step, meet the array
+        theory; see ``CaseSolver(array_relevancy=...)``)."""
 
     # --- helpers -----------------------------------------------------------------------------------------------
 

@@ -264,6 +264,13 @@ class CaseSolver:
             encodings may make differently. Off by default (a generation config's
             ``validation.witness_at_own_length``): every pass at the bound, on this solver after its other
             queries, as the shipped telecom, airline and operations suites were validated.
+        array_relevancy: Z3 filters by relevancy where the world model writes arrays (:attr:`relevancy`): the same
+            answers, other witnesses; off by default (a generation config's ``validation.array_relevancy``, recorded
+            in the case: the shipped suites were validated without it).
+        conflicts_at_own_length: a forward or backward conflict is looked for on the case encoded at bounds 2, 4,
+            8, ... first and its witness shortened on encodings at its own length (:meth:`_conflict`): the same
+            answers, witnesses up to the solver's free choices; off by default (a generation config's
+            ``validation.conflicts_at_own_length``: the shipped validation histories were recorded at the bound).
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -283,6 +290,8 @@ class CaseSolver:
         refuse_invented_ids: bool = False,
         canonical_lists: bool = False,
         witness_at_own_length: bool = False,
+        array_relevancy: bool = False,
+        conflicts_at_own_length: bool = False,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -313,6 +322,12 @@ class CaseSolver:
         self.timeout_ms = timeout_ms
         self.canonical_lists = canonical_lists
         self.witness_at_own_length = witness_at_own_length
+        self.array_relevancy = array_relevancy
+        self.conflicts_at_own_length = conflicts_at_own_length
+        # Z3's relevancy filtering: off (measured 2-3x faster on benchmarks/smt.py) unless array_relevancy and a
+        # postcondition writes an array, where it keeps the set updates of the tools a step does not call out of
+        # the array theory (airline s023-1 at h=16: canceled at 200M work units without, 10M with)
+        self.relevancy = 2 if array_relevancy and self.encoding.writes_arrays else 0
         # what :meth:`_at_bound` needs to encode the same case at another bound
         self._inputs = (checked, entries, initial, mode, self.encoding.layout.list_bound, refuse_invented_ids)
         self._shorter: dict[int, CaseSolver] = {}  # this case at shorter bounds, by bound (:meth:`_at_bound`)
@@ -335,7 +350,7 @@ class CaseSolver:
             # Measured on benchmarks/smt.py: the dense simplex and no relevancy filtering solve these
             # formulas 2-3x faster than Z3's defaults.
             solver.set("arith.solver", 2)
-            solver.set("relevancy", 0)
+            solver.set("relevancy", self.relevancy)
             if not self.encoding.extensional:
                 solver.set("array.extensional", False)
             solver.from_string(self.encoding.text)  # about half the time of parse_smt2_string + add
@@ -417,10 +432,9 @@ class CaseSolver:
         # base formula; assuming its negation instead of asserting it under push/pop keeps the solver in one
         # incremental state across all queries.
         assumptions = [*self._checks(), z3.Not(self._bool("FOCUS")), *self._fit()]
-        result, model = self._run("forward", assumptions, None)
+        result, solver, model = self._conflict("forward", assumptions, None, shortest)
         if model is not None:
-            model = self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
-            result = result.model_copy(update={"witness": self._witness(model, focus, goal=True)})
+            result = result.model_copy(update={"witness": solver._witness(model, focus, goal=True)})
         return result
 
     def backward(self, check: int | str, shortest: bool = False) -> QueryResult:
@@ -428,13 +442,60 @@ class CaseSolver:
         j = check if isinstance(check, int) else self.check_ids.index(check)
         others = [c for n, c in enumerate(self._checks()) if n != j]
         assumptions = [*others, z3.Not(self._bool(f"c_{j}")), *self._world(), *self._fit()]
-        result, model = self._run("backward", assumptions, self.check_ids[j])
+        result, solver, model = self._conflict("backward", assumptions, self.check_ids[j], shortest)
         if model is not None:
-            model = self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
-            witness = self._witness(model, (), goal=False)
+            witness = solver._witness(model, (), goal=False)
             violation = f"check {self.check_ids[j]}: {format_check(self.encoding.checks[j])}"
             result = result.model_copy(update={"witness": witness.model_copy(update={"violations": [violation]})})
         return result
+
+    def _conflict(
+        self,
+        query: Literal["forward", "backward"],
+        assumptions: list[z3.BoolRef],
+        check_id: str | None,
+        shortest: bool,
+    ) -> tuple[QueryResult, CaseSolver, z3.ModelRef | None]:
+        """The answer to a conflict query, and the solver and model of its witness (shortened and made readable
+        with ``shortest``). With ``conflicts_at_own_length`` the case encoded at bounds 2, 4, 8, ... below the
+        bound is asked first (:meth:`_at_bound`): a trace found there is a trace at the bound (its remaining steps
+        no-ops, which keep the state, match no atom and are accepted), found without the open steps Z3 wandered
+        through (airline s024-4: a three-call conflict, out of 200M work units at h=16, 0.2 s at bound 3); and it
+        is shortened on encodings at its own length (:meth:`_shortened`). A consistent answer still comes from the
+        bound."""
+        if self.conflicts_at_own_length:
+            started, bound = time.perf_counter(), 2
+            while bound < self.encoding.bound:
+                short = self._at_bound(bound)
+                try:
+                    answer = short.solver.check(*short._translated(assumptions))
+                except z3.Z3Exception:
+                    break
+                if answer == z3.sat:
+                    result = self._result(query, "conflict", check_id, started)
+                    return (
+                        result,
+                        *short._shaped_conflict(short._translated(assumptions), short.solver.model(), shortest),
+                    )
+                if answer != z3.unsat:
+                    break  # out of budget at this bound: the bound answers, as without the mode
+                bound *= 2
+        result, model = self._run(query, assumptions, check_id)
+        if model is None:
+            return result, self, None
+        if self.conflicts_at_own_length:
+            return (result, *self._shaped_conflict(assumptions, model, shortest))
+        return result, self, self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
+
+    def _shaped_conflict(
+        self, assumptions: list[z3.BoolRef], model: z3.ModelRef, shortest: bool
+    ) -> tuple[CaseSolver, z3.ModelRef]:
+        """A conflict witness of this solver, with ``shortest`` shortened on encodings at its own length and made
+        readable there."""
+        if not shortest:
+            return self, model
+        solver, model = self._shortened(assumptions, model)
+        return solver, solver._readable(solver._translated(assumptions), model)
 
     def backward_all(self, shortest: bool = False) -> list[QueryResult]:
         """The backward audit of every check, in order."""
@@ -650,8 +711,11 @@ class CaseSolver:
                 refuse_invented_ids,
                 self.canonical_lists,
                 self.witness_at_own_length,
+                self.array_relevancy,
+                self.conflicts_at_own_length,
             )
             found.pass_seconds = self.pass_seconds  # passes run on the shorter encoding are this solver's passes
+            found._shorter = self._shorter  # one encoding per bound for the case, whichever solver asks for it
             self._shorter[bound] = found
         return found
 

@@ -127,3 +127,77 @@ def test_only_variables_a_call_can_return_a_value_through_are_consulted() -> Non
         )
     )
     assert returning_vars(model) == {"ticket"}  # last and seen only hold what the calls passed
+
+
+# A booking stores what the call passed, the airline re-audit's way: the fields of a list argument's records,
+# under "this user's booking, else unchanged" (issue 32 item 2: read as returning, the six such arrays of those
+# models put an array read per identifier slot and step into every query, past the solver's budget).
+BOOKING = """
+(model
+  (var user_id String)
+  (var booked_names (Array String))
+  (var booked_count Int)
+  (var last_user String)
+  (var checked Bool)
+  (transition book
+    (params (user_id uid) (passengers pax))
+    (pre)
+    (post (=> (= (param uid) user_id)
+              (and (= (next booked_names) (union booked_names (field (param pax) name)))
+                   (= (next booked_count) (+ booked_count 1))
+                   (= (next last_user) (param uid))))
+          (=> (not (= (param uid) user_id))
+              (and (= (next booked_names) booked_names) (= (next last_user) last_user)))))
+  (transition get_user
+    (params (user_id uid))
+    (pre)
+    (post (= (next checked) (or checked (= (param uid) user_id)))))
+  (goal checked))
+"""
+
+
+BOOKING_TOOLS = [
+    ToolSpec(
+        name="book",
+        kind="write",
+        parameters={
+            "type": "object",
+            "properties": {
+                "user_id": {"type": "string"},
+                "passengers": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                },
+            },
+            "required": ["user_id", "passengers"],
+        },
+    ),
+    ToolSpec(
+        name="get_user",
+        kind="read",
+        parameters={"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]},
+    ),
+]
+
+
+def test_values_a_call_passed_under_covering_conditions_return_nothing() -> None:
+    model = parse_model(BOOKING)
+    assert returning_vars(model) == set()
+    checks = [parse_check('CALL get_user(user_id="u1")')]
+    initial = {"user_id": "u1", "booked_names": [], "last_user": "none", "checked": False, "booked_count": 0}
+    solver = _solver(BOOKING, checks, 3, initial, BOOKING_TOOLS)
+    assert "(select s_" not in solver.smtlib()  # no identifier slot consults the booked names
+    assert solver.forward().status == "consistent" and solver.compliant_witness().status == "found"
+
+
+def test_an_assignment_under_one_branch_leaves_the_variable_free_in_the_other() -> None:
+    # Without the (not c) branch, a call on another user leaves booked_names and last_user free: any new value.
+    one_branch = BOOKING.replace(
+        """          (=> (not (= (param uid) user_id))
+              (and (= (next booked_names) booked_names) (= (next last_user) last_user)))))""",
+        "))",
+    )
+    assert returning_vars(parse_model(one_branch)) == {"booked_names", "last_user"}
+    # Written inside a condition, or beside another value, the variable stays returning too.
+    computed = BOOKING.replace("(= (next last_user) (param uid))", '(not (= (next last_user) "none"))')
+    assert returning_vars(parse_model(computed)) == {"last_user"}
