@@ -40,3 +40,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.path.relative_to(root).as_posix()
         if module not in SPREAD_FILES:
             item.add_marker(pytest.mark.xdist_group(module))
+    items[:] = slow_files_first(items)
+
+
+def slow_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The files with the most slow-marked tests first, the others after, each file's tests in their order.
+
+    The workers take groups in this order (`make test` passes --no-loadscope-reorder; xdist's own reorder puts the
+    files with fewest tests last, which are the one-test files of a minute or two, so one worker ran them while
+    the other waited). Longest first keeps both workers busy to the end."""
+    slow_in: dict[Path, int] = {}
+    for item in items:
+        slow_in[item.path] = slow_in.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    return sorted(items, key=lambda item: -slow_in[item.path])  # stable: files and tests keep their order

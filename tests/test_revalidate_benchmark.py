@@ -15,6 +15,7 @@ from tests.spies import keyword_calls
 CASES = ["fig1-case1", "fig1-case2"]
 
 
+@pytest.mark.slow
 def test_rows_report_and_memo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows_path, memo = tmp_path / "rows.jsonl", tmp_path / "memo"
     argv = ["--suite", "operations/starter", "--cases", *CASES, "--json", str(rows_path), "--memo", str(memo)]
@@ -53,6 +54,7 @@ def test_figures_scale_to_the_reference_and_p90_is_nearest_rank() -> None:
     assert {Path(folder).name for folder in shipped_suites()} >= {"starter", "generated"}
 
 
+@pytest.mark.slow
 def test_modes_forced_on_reach_the_solver_the_rows_and_the_memo_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

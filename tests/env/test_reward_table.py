@@ -62,6 +62,7 @@ def render(tables: dict[str, dict[str, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow  # each suite played by six agents in every mode: about 20 s for the larger ones
 @pytest.mark.parametrize("env_id", SUITE_IDS)
 def test_only_the_oracle_earns_full_reward_and_the_noop_agent_earns_nothing(
     env_id: str, tables: dict[str, dict[str, dict[str, float]]]

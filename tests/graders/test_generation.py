@@ -89,6 +89,7 @@ def test_a_manifest_without_some_counts_shows_n_a(generated: Path) -> None:
     assert generation_row(find_suite("operations/starter")[1], domain) is None  # hand-written: no row
 
 
+@pytest.mark.slow
 def test_report_shows_table_2_and_the_rounds_figure(generated: Path, scripted_db: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert main(["--db", str(scripted_db), "--out", str(out), "--k", "1", "--suite", str(generated)]) == 0

@@ -34,6 +34,7 @@ def test_the_slow_airline_witnesses_fit_a_small_work_budget_and_replay_the_store
     _assert_stored_plan("airline", case_id, 1_000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id", ["generated-s007-1", "generated-s013-1"])
 def test_witnesses_with_list_arguments_keep_their_stored_item_order(case_id: str) -> None:
     # shaped at their own length, these exchanges came out with the same items in another order
