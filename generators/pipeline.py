@@ -664,15 +664,15 @@ def run_pipeline(
             raise PipelineError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_ORDER)}")
     run = RunDir(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    if from_stage is not None:
-        removed = run.reset_from(from_stage)
-        log.info("recomputing from %s (removed: %s)", from_stage, ", ".join(removed) or "nothing")
     domain = load_domain(config.domain)
     cache = config.llm.cache.path or run_dir / "llm_cache"
     client = LLMClient(config, cache if config.llm.cache.enabled else None, exchange_base=run_dir)
+    folders = {folder.root: folder for stage in STAGES if (folder := client.exchange(stage)) is not None}
+    if from_stage is not None:  # answers are never removed, also where a folder of them lies in a stage's folder
+        removed = run.reset_from(from_stage, keep=[*folders, cache])
+        log.info("recomputing from %s (removed: %s)", from_stage, ", ".join(removed) or "nothing")
     pipeline = Pipeline(config, run, client, domain, domain_tools(config, domain), stop_after, on_stage, on_progress)
     pipeline.offload = offload
-    folders = {folder.root: folder for stage in STAGES if (folder := client.exchange(stage)) is not None}
     if folders and config.llm.replay.record_to is None:  # an exchange run is its own replay fixture
         client.record_to(run_dir / RECORDED)
     with _local_server(client):

@@ -3,7 +3,8 @@
 
 Runs the MANTRA generation pipeline: manual + tools → validated suite. A new run gets a directory under the
 config's ``run_dir_base``; ``--resume RUN_DIR`` continues one (finished stages and samples are skipped, repeated
-LLM requests are cache hits), ``--from-stage`` recomputes a stage and everything after it, ``--stop-after`` ends
+LLM requests are cache hits), ``--from-stage`` recomputes a stage and everything after it (answers stay: the LLM
+cache and every exchange folder, also one named like a stage, such as ``exchange/checks``), ``--stop-after`` ends
 after a stage. At the end it prints the funnel and the path of the exported suite, which
 ``python -m mantra_env.run --suite PATH`` runs agents on.
 

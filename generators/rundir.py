@@ -107,14 +107,19 @@ class RunDir:
     def mark_done(self, stage: str) -> None:
         write_text(self.stage_dir(stage) / "DONE", "")
 
-    def reset_from(self, stage: str) -> list[str]:
-        """Delete the artifacts of ``stage`` and every later stage (they are recomputed; the LLM cache stays)."""
+    def reset_from(self, stage: str, keep: Sequence[Path] = ()) -> list[str]:
+        """Delete the artifacts of ``stage`` and every later stage (they are recomputed; the LLM cache stays).
+
+        ``keep``: folders that hold answers, never deleted though they lie in a stage's folder (an exchange folder
+        named like a stage, ``exchange/checks`` = ``RUN_DIR/checks``, holds the checks writer's answers beside the
+        checks stage's artifacts: only the stage's own files, those at the folder's top, go)."""
         start = STAGE_ORDER.index(self.stage_dir(stage).name)
+        kept = [path.resolve() for path in keep]
         removed = []
         for later in STAGE_ORDER[start:]:
             folder = self.stage_dir(later)
             if folder.exists():
-                shutil.rmtree(folder)
+                _remove_keeping(folder.resolve(), kept)
                 removed.append(later)
         return removed
 
@@ -123,6 +128,26 @@ class RunDir:
 
     def completed(self, stages: Sequence[str] = STAGE_ORDER) -> list[str]:
         return [stage for stage in stages if self.done(stage)]
+
+
+def _remove_keeping(folder: Path, keep: Sequence[Path], stage_folder: bool = True) -> None:
+    """Remove ``folder`` but the folders of ``keep`` in it, each whole. A stage's folder that is itself kept (an
+    exchange folder named like the stage) loses only its top-level files: the stage's artifacts and the
+    ``pending.json`` the run rewrites; its subfolders (the requests and answers) stay."""
+    inside = [path for path in keep if path.is_relative_to(folder)]
+    if not inside:
+        shutil.rmtree(folder)
+        return
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            if folder in inside:
+                continue
+            if any(path.is_relative_to(child) for path in inside):
+                _remove_keeping(child, inside, stage_folder=False)
+            else:
+                shutil.rmtree(child)
+        elif stage_folder or folder not in inside:
+            child.unlink()
 
 
 def recorded_config(run_dir: Path) -> Path:

@@ -262,3 +262,30 @@ def test_a_lost_run_continues_from_its_recording(waves: Waves, tmp_path: Path) -
         assert printed.getvalue().splitlines()[-1] == f"1 answers written, {recorded - 1} already there"
         assert run_main(["--resume", str(run_dir)]) == 0
     assert _suite_bytes(run_dir) == _suite_bytes(waves.run_dir)
+
+
+def test_from_stage_keeps_the_answers_of_a_writer_whose_folder_is_named_like_a_stage(
+    waves: Waves, tmp_path: Path
+) -> None:
+    # The shipped retail config answers the checks stage through exchange/checks, which is RUN_DIR/checks, the
+    # checks stage's own folder: --from-stage once deleted the writer's answers with the stage's artifacts (the
+    # retail re-audit's run asked its 200 answered check requests again). Without the cache, so the answers on
+    # disk are all the run has.
+    text = _exchange_config_file(tmp_path).read_text(encoding="utf-8")
+    text = text.replace("  cache:\n    enabled: true\n", "  cache:\n    enabled: false\n")
+    text = text.replace("llm:\n", "llm:\n  stage_overrides:\n    check_generation: {model: exchange/checks}\n", 1)
+    config = tmp_path / "config.yaml"
+    config.write_text(text, encoding="utf-8")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert run_main(["--config", str(config)]) == PENDING_EXIT
+        (run_dir,) = (tmp_path / "runs").iterdir()
+        recording = str(waves.run_dir / "recorded.jsonl")
+        assert exchange_main(["restore", str(run_dir / "checks"), recording, "--only", "check_generation/*"]) == 0
+        assert exchange_main(["restore", str(run_dir / "exchange"), recording, "--except", "check_generation/*"]) == 0
+        assert run_main(["--resume", str(run_dir)]) == 0
+        answers = sorted((run_dir / "checks" / "check_generation").glob("*.answer.json"))
+        assert answers and (run_dir / "checks" / "DONE").is_file()
+        assert run_main(["--resume", str(run_dir), "--from-stage", "scenarios"]) == 0  # nothing asked again
+    assert sorted((run_dir / "checks" / "check_generation").glob("*.answer.json")) == answers
+    assert _suite_bytes(run_dir) == _suite_bytes(waves.run_dir)
