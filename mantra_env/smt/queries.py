@@ -59,6 +59,7 @@ from mantra_env.checks import Check, atoms, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import SEMANTICS, UNSTATED_BASE, Encoding, EncodingError, Semantics
 from mantra_env.smt.layout import Column, Slot, id_value, slot_sort, value_key, z3_sort
+from mantra_env.smt.values import ModelValues
 from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
@@ -336,6 +337,9 @@ class CaseSolver:
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
         self._others: dict[int, int] = {}  # out-of-table Id values of the witness being decoded -> their ordinal
+        self._read: ModelValues | None = None  # the values of the model last read (:meth:`_values`)
+        self._preconditions: dict[tuple[str, int], list[z3.BoolRef]] = {}  # (tool, step) -> parsed (:meth:`_pre_at`)
+        self._decls: dict[str, z3.FuncDeclRef] = {}  # the declarations :meth:`_pre_at` parses with
         self.pass_seconds: dict[str, float] | None = None
         """Set to ``{}`` to collect the wall time of the shortest, readable and canonical passes by name."""
 
@@ -1176,22 +1180,30 @@ class CaseSolver:
     def _world(self) -> list[z3.BoolRef]:
         return [self._bool(name) for name in self.encoding.world]
 
+    def _values(self, model: z3.ModelRef) -> ModelValues:
+        """The values of ``model``, read once each: the length search, the decoded calls and their explanation
+        read the same steps (the values of the last model read are kept while that model lives)."""
+        if self._read is None or not self._read.of(model):
+            self._read = ModelValues(model)
+        return self._read
+
     def _length(self, model: z3.ModelRef) -> int:
+        values = self._values(model)
         for i in range(self.encoding.bound):
-            if model.eval(self._int(f"t_{i}"), model_completion=True).as_long() == self.encoding.noop:
+            if values.number(self._int(f"t_{i}")) == self.encoding.noop:
                 return i
         return self.encoding.bound
 
     def _witness(self, model: z3.ModelRef, focus: Sequence[str], goal: bool) -> Witness:
-        layout = self.encoding.layout
+        layout, values = self.encoding.layout, self._values(model)
         self._others = {}
         calls: list[WitnessCall] = []
         violations: list[str] = []
         for i in range(self._length(model)):
-            tool = layout.tools[model.eval(self._int(f"t_{i}"), model_completion=True).as_long()]
+            tool = layout.tools[values.number(self._int(f"t_{i}"))]
             args: dict[str, JsonValue] = {}
             for name, slot in layout.slots[tool].items():
-                if slot.optional and not z3.is_true(model.eval(self._bool(slot.flag(i)))):
+                if slot.optional and not values.truth(self._bool(slot.flag(i))):
                     continue
                 if slot.sort == "List":
                     args[name] = self._decode_list(model, slot, i)
@@ -1204,8 +1216,8 @@ class CaseSolver:
             if tool in focus or refusal:
                 transition = self.encoding.checked.model.transition(tool)
                 refused = " (the call is refused)" if refusal else ""
-                for j, template in enumerate(self.encoding.pre_templates.get(tool, [])):
-                    if not self._holds(model, template.format(i=i, j=i + 1)):
+                for j, formula in enumerate(self._pre_at(tool, i)):
+                    if not values.truth(formula):
                         assert transition is not None
                         pre = format_expr(transition.pre[j])
                         violations.append(f"step {i}: {tool} precondition {pre} is false{refused}")
@@ -1215,20 +1227,34 @@ class CaseSolver:
                     violations.append(
                         f"check {self.check_ids[j]} holds only through refused calls: {format_check(check)}"
                     )
-        if goal and not z3.is_true(model.eval(self._bool("G"), model_completion=True)):
+        if goal and not values.truth(self._bool("G")):
             goals = " ".join(format_expr(e) for e in self.encoding.checked.model.goal)
             violations.append(f"goal {goals} is not reached")
         return Witness(calls=calls, initial_state=self._initial_state(model), violations=violations)
 
     def _true(self, model: z3.ModelRef, name: str) -> bool:
-        return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
+        return self._values(model).truth(self._bool(name))
 
-    def _holds(self, model: z3.ModelRef, term: str) -> bool:
-        """Evaluate an SMT-LIB term of this encoding in ``model`` (used only to explain a witness)."""
-        names = set(re.findall(r"\b(?:[sah]_\d+_[0-9A-Z]+|t_\d+)\b", term))
-        decls = {name: self._const(name).decl() for name in names}
-        (formula,) = z3.parse_smt2_string(f"(assert {term})", decls=decls, ctx=self._ctx)
-        return bool(z3.is_true(model.eval(formula, model_completion=True)))
+    def _pre_at(self, tool: str, step: int) -> list[z3.BoolRef]:
+        """The preconditions of ``tool`` at ``step`` as formulas of this encoding (parsed once per tool and step,
+        in one parse; used only to explain a witness)."""
+        key = (tool, step)
+        found = self._preconditions.get(key)
+        if found is None:
+            terms = [template.format(i=step, j=step + 1) for template in self.encoding.pre_templates.get(tool, [])]
+            names = {name for term in terms for name in re.findall(r"\b(?:[sah]_\d+_[0-9A-Z]+|t_\d+)\b", term)}
+            decls = {name: self._decl(name) for name in names}
+            text = "".join(f"(assert {term})" for term in terms)
+            found = list(z3.parse_smt2_string(text, decls=decls, ctx=self._ctx)) if terms else []
+            assert len(found) == len(terms)
+            self._preconditions[key] = found
+        return found
+
+    def _decl(self, name: str) -> z3.FuncDeclRef:
+        found = self._decls.get(name)
+        if found is None:
+            found = self._decls[name] = self._const(name).decl()
+        return found
 
     def _const(self, name: str) -> z3.ExprRef:
         """The Z3 constant of a name of this encoding, with its sort (from the layout, not by scanning text)."""
@@ -1250,11 +1276,11 @@ class CaseSolver:
 
     def _decode_slot(self, model: z3.ModelRef, name: str, sort: str, enum: tuple[str, ...] | None) -> JsonValue:
         if sort == "Bool":
-            return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
+            return self._values(model).truth(self._bool(name))
         if sort == "Real":
             value = model.eval(z3.Real(name, self._ctx), model_completion=True)
             return _real(value)
-        number = model.eval(self._int(name), model_completion=True).as_long()
+        number = self._values(model).number(self._int(name))
         if enum is not None:
             return enum[number] if 0 <= number < len(enum) else f"{PLACEHOLDER_PREFIXES[1]}{number}>"
         if sort == "Id":
@@ -1262,7 +1288,7 @@ class CaseSolver:
         return int(number)
 
     def _decode_list(self, model: z3.ModelRef, slot: Slot, step: int) -> JsonValue:
-        length = min(model.eval(self._int(slot.var(step)), model_completion=True).as_long(), slot.width)
+        length = min(self._values(model).number(self._int(slot.var(step))), slot.width)
         items: list[JsonValue] = []
         for k in range(max(length, 0)):
             parts = {c.field: self._decode_slot(model, c.var(step, k), c.sort, c.enum) for c in slot.columns}
