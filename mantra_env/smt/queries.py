@@ -272,6 +272,14 @@ class CaseSolver:
             8, ... first and its witness shortened on encodings at its own length (:meth:`_conflict`): the same
             answers, witnesses up to the solver's free choices; off by default (a generation config's
             ``validation.conflicts_at_own_length``: the shipped validation histories were recorded at the bound).
+        short_conflicts_first: a forward or backward conflict is looked for among the traces of at most 4, 8, 16,
+            ... calls below the bound first, on this solver (an assumption that step ``n`` is a no-op; no other
+            encoding, :meth:`_short_conflict`): the same answers, shorter witnesses that are the solver's other
+            choices, and a third less solver work at h=64 on ``benchmarks/smt.py``; not where a postcondition writes
+            an array, whose set updates at the open steps made it slower there (its list row). Off by default (a
+            generation config's ``validation.short_conflicts_first``: the shipped validation histories were
+            recorded at the bound); ``conflicts_at_own_length`` already asks those lengths, so with it this asks
+            nothing more.
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -293,6 +301,7 @@ class CaseSolver:
         witness_at_own_length: bool = False,
         array_relevancy: bool = False,
         conflicts_at_own_length: bool = False,
+        short_conflicts_first: bool = False,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -325,6 +334,7 @@ class CaseSolver:
         self.witness_at_own_length = witness_at_own_length
         self.array_relevancy = array_relevancy
         self.conflicts_at_own_length = conflicts_at_own_length
+        self.short_conflicts_first = short_conflicts_first
         # Z3's relevancy filtering: off (measured 2-3x faster on benchmarks/smt.py) unless array_relevancy and a
         # postcondition writes an array, where it keeps the set updates of the tools a step does not call out of
         # the array theory (airline s023-1 at h=16: canceled at 200M work units without, 10M with)
@@ -484,12 +494,47 @@ class CaseSolver:
                 if answer != z3.unsat:
                     break  # out of budget at this bound: the bound answers, as without the mode
                 bound *= 2
+        elif self.short_conflicts_first and not self.encoding.writes_arrays:
+            started = time.perf_counter()
+            short = self._short_conflict(assumptions)
+            if short is not None:
+                result = self._result(query, "conflict", check_id, started)
+                return (
+                    result,
+                    self,
+                    self._readable(assumptions, self._shortest(assumptions, short)) if shortest else short,
+                )
         result, model = self._run(query, assumptions, check_id)
         if model is None:
             return result, self, None
         if self.conflicts_at_own_length:
             return (result, *self._shaped_conflict(assumptions, model, shortest))
         return result, self, self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
+
+    def _short_conflict(self, assumptions: list[z3.BoolRef]) -> z3.ModelRef | None:
+        """A model of ``assumptions`` (a conflict query) with at most 4, else 8, 16, ... calls below the bound, or
+        None: no such trace, or a check gave up (the query at the bound then answers, as without the mode).
+
+        Why: a trace of ``n`` calls is a trace at the bound (its remaining steps no-ops), and a conflict is usually
+        a few calls, but at the bound Z3 fills every step and carries each one's state through the search (on
+        ``benchmarks/smt.py`` at h=64: 64-call witnesses, 4.7M work units for a case's audit; 3.5M this way, the
+        witnesses 4-8 calls). Asked of this solver under an assumption, not of shorter encodings
+        (``conflicts_at_own_length``), it costs no encoding: no loss where the bound is small. But the open steps'
+        terms stay in the formula, and where they hold array updates the short checks cost more than they save
+        (the list row of ``benchmarks/smt.py``: 141 ms to 201 ms at h=16 in refusal mode), so such a model is not
+        asked this way (:meth:`_conflict`)."""
+        length = 4
+        while length < self.encoding.bound:
+            try:
+                answer = self.solver.check(*assumptions, self._int(f"t_{length}") == self.encoding.noop)
+            except z3.Z3Exception:
+                return None
+            if answer == z3.sat:
+                return self.solver.model()
+            if answer != z3.unsat:
+                return None
+            length *= 2
+        return None
 
     def _shaped_conflict(
         self, assumptions: list[z3.BoolRef], model: z3.ModelRef, shortest: bool
@@ -717,6 +762,7 @@ class CaseSolver:
                 self.witness_at_own_length,
                 self.array_relevancy,
                 self.conflicts_at_own_length,
+                self.short_conflicts_first,
             )
             found.pass_seconds = self.pass_seconds  # passes run on the shorter encoding are this solver's passes
             found._shorter = self._shorter  # one encoding per bound for the case, whichever solver asks for it
