@@ -496,13 +496,13 @@ class CaseSolver:
                 bound *= 2
         elif self.short_conflicts_first and not self.encoding.writes_arrays:
             started = time.perf_counter()
-            short = self._short_conflict(assumptions)
-            if short is not None:
+            found = self._short_conflict(assumptions)
+            if found is not None:
                 result = self._result(query, "conflict", check_id, started)
                 return (
                     result,
                     self,
-                    self._readable(assumptions, self._shortest(assumptions, short)) if shortest else short,
+                    self._readable(assumptions, self._shortest(assumptions, found)) if shortest else found,
                 )
         result, model = self._run(query, assumptions, check_id)
         if model is None:
