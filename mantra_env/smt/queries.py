@@ -276,7 +276,8 @@ class CaseSolver:
             ... calls below the bound first, on this solver (an assumption that step ``n`` is a no-op; no other
             encoding, :meth:`_short_conflict`): the same answers, shorter witnesses that are the solver's other
             choices, and a third less solver work at h=64 on ``benchmarks/smt.py``; not where a postcondition writes
-            an array, whose set updates at the open steps made it slower there (its list row). Off by default (a
+            an array, whose set updates at the open steps made it slower there (its list row); a consistent query pays
+            for the short checks (a few percent on an all-consistent suite). Off by default (a
             generation config's ``validation.short_conflicts_first``: the shipped validation histories were
             recorded at the bound); ``conflicts_at_own_length`` already asks those lengths, so with it this asks
             nothing more.
