@@ -518,7 +518,7 @@ class CaseSolver:
 
         Why: a trace of ``n`` calls is a trace at the bound (its remaining steps no-ops), and a conflict is usually
         a few calls, but at the bound Z3 fills every step and carries each one's state through the search (on
-        ``benchmarks/smt.py`` at h=64: 64-call witnesses, 4.7M work units for a case's audit; 3.5M this way, the
+        ``benchmarks/smt.py`` at h=64: 64-call witnesses, 4.7M work units for a case's audit; 3.0M this way, the
         witnesses 4-8 calls). Asked of this solver under an assumption, not of shorter encodings
         (``conflicts_at_own_length``), it costs no encoding: no loss where the bound is small. But the open steps'
         terms stay in the formula, and where they hold array updates the short checks cost more than they save
