@@ -15,9 +15,9 @@ wall figures swing with the neighbours' load; the CPU seconds of the worker, sca
 seconds (``cpu_calibration_us``), are the figures that stay comparable there. Targets (issue 32, at the
 reference): median <= 0.3 s, p90 <= 3 s, no case over 60 s, everything <= 5 minutes on two cores.
 
-``--canonical-lists``, ``--refuse-invented-ids`` and ``--array-relevancy`` validate every case in those solver
-modes (as a generation config's ``validation`` keys of the same names would have), whatever its record says: what
-new suites will cost.
+``--canonical-lists``, ``--refuse-invented-ids``, ``--array-relevancy`` and ``--short-conflicts-first`` validate
+every case in those solver modes (as a generation config's ``validation`` keys of the same names would have),
+whatever its record says: what new suites will cost.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _memo_arguments(case: Case, domain: Domain) -> dict[str, Any]:
 
 def in_modes(case: Case, modes: SolverModes) -> Case:
     """``case`` as if validated in ``modes`` too (the benchmark's ``--canonical-lists``, ``--refuse-invented-ids``,
-    ``--array-relevancy``)."""
+    ``--array-relevancy``, ``--short-conflicts-first``)."""
     if not modes:
         return case
     return case.model_copy(update={"validation": case.validation.model_copy(update=dict(modes))})
@@ -222,11 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="validate every case with relevancy filtering where the world model writes arrays (config key)",
     )
+    parser.add_argument(
+        "--short-conflicts-first",
+        action="store_true",
+        help="validate every case looking for conflicts among short traces first (config key)",
+    )
     args = parser.parse_args(argv)
     modes = modes_on(
         refuse_invented_ids=args.refuse_invented_ids,
         canonical_lists=args.canonical_lists,
         array_relevancy=args.array_relevancy,
+        short_conflicts_first=args.short_conflicts_first,
     )
     rows: list[dict[str, Any]] = []
     if args.from_json:

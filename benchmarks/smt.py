@@ -382,7 +382,7 @@ def calibration() -> float:
     return best
 
 
-SOLVER_OPTIONS: dict[str, Any] = {}  # --refuse-invented-ids sets refuse_invented_ids
+SOLVER_OPTIONS: dict[str, Any] = {}  # --refuse-invented-ids and --short-conflicts-first set the config options
 
 
 def audit(case: GeneratedCase, bound: int, mode: Mode = DEFAULT_MODE) -> Run:
@@ -456,8 +456,14 @@ def main() -> None:
     parser.add_argument(
         "--refuse-invented-ids", action="store_true", help="CaseSolver(refuse_invented_ids=True) (the config option)"
     )
+    parser.add_argument(
+        "--short-conflicts-first",
+        action="store_true",
+        help="CaseSolver(short_conflicts_first=True) (the config option validation.short_conflicts_first)",
+    )
     args = parser.parse_args()
     SOLVER_OPTIONS["refuse_invented_ids"] = args.refuse_invented_ids
+    SOLVER_OPTIONS["short_conflicts_first"] = args.short_conflicts_first
     cases = {n: generate_case(n, args.seed) for n in TOOL_COUNTS}
     cells = [(n, h) for n, h, _ in TARGETS] if args.quick else [(n, h) for n in TOOL_COUNTS for h in BOUNDS]
     list_case = generate_case(LIST_SIZE, args.seed, lists=True)

@@ -98,6 +98,7 @@ class SolverModes(TypedDict, total=False):
     witness_at_own_length: bool
     array_relevancy: bool
     conflicts_at_own_length: bool
+    short_conflicts_first: bool
 
 
 def modes_on(
@@ -107,6 +108,7 @@ def modes_on(
     witness_at_own_length: bool = False,
     array_relevancy: bool = False,
     conflicts_at_own_length: bool = False,
+    short_conflicts_first: bool = False,
 ) -> SolverModes:
     """The modes that are on, only those: a record, a memo key or solver options without them read as before."""
     modes = SolverModes()
@@ -120,6 +122,8 @@ def modes_on(
         modes["array_relevancy"] = True
     if conflicts_at_own_length:
         modes["conflicts_at_own_length"] = True
+    if short_conflicts_first:
+        modes["short_conflicts_first"] = True
     return modes
 
 
@@ -171,6 +175,7 @@ class ValidationRecord(BaseModel):
     # Carried, never written: it shapes the conflict witnesses of the validation history only, and a validated
     # case has none (its forward and backward queries are consistent), so nothing read back depends on it.
     conflicts_at_own_length: SkipJsonSchema[bool] = Field(default=False, exclude=True)
+    short_conflicts_first: SkipJsonSchema[bool] = Field(default=False, exclude=True)  # as conflicts_at_own_length
 
     @property
     def solver_modes(self) -> SolverModes:
@@ -181,6 +186,7 @@ class ValidationRecord(BaseModel):
             witness_at_own_length=self.witness_at_own_length,
             array_relevancy=self.array_relevancy,
             conflicts_at_own_length=self.conflicts_at_own_length,
+            short_conflicts_first=self.short_conflicts_first,
         )
 
 

@@ -70,3 +70,10 @@ def test_modes_forced_on_reach_the_solver_the_rows_and_the_memo_key(
     assert main(argv) == 0  # off: another memo key, so solved again, in the default modes
     (row,) = [json.loads(line) for line in rows_path.read_text().splitlines()]
     assert row["memo"] is False and "modes" not in row and asked[-1] == {"witness_at_own_length": True}
+
+
+def test_short_conflicts_first_reaches_the_solver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = keyword_calls(monkeypatch, authoring, "CaseSolver")
+    argv = ["--suite", "operations/starter", "--cases", CASES[0], "--json", str(tmp_path / "rows.jsonl")]
+    assert main([*argv, "--short-conflicts-first"]) == 0
+    assert asked == [{"short_conflicts_first": True, "witness_at_own_length": True}]

@@ -59,6 +59,7 @@ from mantra_env.checks import Check, atoms, format_check
 from mantra_env.errors import MantraError
 from mantra_env.smt.encode import SEMANTICS, UNSTATED_BASE, Encoding, EncodingError, Semantics
 from mantra_env.smt.layout import Column, Slot, id_value, slot_sort, value_key, z3_sort
+from mantra_env.smt.values import ModelValues
 from mantra_env.tools import ToolSpec, call_problem, list_order_problem
 from mantra_env.worldmodel import WorldModel, check_model, format_expr, parse_model
 from mantra_env.worldmodel.ast import ArrayType, EnumType, ScalarType
@@ -271,6 +272,15 @@ class CaseSolver:
             8, ... first and its witness shortened on encodings at its own length (:meth:`_conflict`): the same
             answers, witnesses up to the solver's free choices; off by default (a generation config's
             ``validation.conflicts_at_own_length``: the shipped validation histories were recorded at the bound).
+        short_conflicts_first: a forward or backward conflict is looked for among the traces of at most 4, 8, 16,
+            ... calls below the bound first, on this solver (an assumption that step ``n`` is a no-op; no other
+            encoding, :meth:`_short_conflict`): the same answers, shorter witnesses that are the solver's other
+            choices, and a third less solver work at h=64 on ``benchmarks/smt.py``; not where a postcondition writes
+            an array, whose set updates at the open steps made it slower there (its list row); a consistent query pays
+            for the short checks (a few percent on an all-consistent suite). Off by default (a
+            generation config's ``validation.short_conflicts_first``: the shipped validation histories were
+            recorded at the bound); ``conflicts_at_own_length`` already asks those lengths, so with it this asks
+            nothing more.
 
     Raises:
         DslSyntaxError, DslTypeError: if the model does not parse or type-check.
@@ -292,6 +302,7 @@ class CaseSolver:
         witness_at_own_length: bool = False,
         array_relevancy: bool = False,
         conflicts_at_own_length: bool = False,
+        short_conflicts_first: bool = False,
     ) -> None:
         if mode not in MODES:
             raise SmtInputError(f"unknown query mode {mode!r}: use one of {', '.join(MODES)}")
@@ -324,6 +335,7 @@ class CaseSolver:
         self.witness_at_own_length = witness_at_own_length
         self.array_relevancy = array_relevancy
         self.conflicts_at_own_length = conflicts_at_own_length
+        self.short_conflicts_first = short_conflicts_first
         # Z3's relevancy filtering: off (measured 2-3x faster on benchmarks/smt.py) unless array_relevancy and a
         # postcondition writes an array, where it keeps the set updates of the tools a step does not call out of
         # the array theory (airline s023-1 at h=16: canceled at 200M work units without, 10M with)
@@ -336,6 +348,9 @@ class CaseSolver:
         self._solver: z3.Solver | None = None
         self._consts: dict[str, z3.ExprRef] = {}  # building a Z3 constant costs more than a dict lookup
         self._others: dict[int, int] = {}  # out-of-table Id values of the witness being decoded -> their ordinal
+        self._read: ModelValues | None = None  # the values of the model last read (:meth:`_values`)
+        self._preconditions: dict[tuple[str, int], list[z3.BoolRef]] = {}  # (tool, step) -> parsed (:meth:`_pre_at`)
+        self._decls: dict[str, z3.FuncDeclRef] = {}  # the declarations :meth:`_pre_at` parses with
         self.pass_seconds: dict[str, float] | None = None
         """Set to ``{}`` to collect the wall time of the shortest, readable and canonical passes by name."""
 
@@ -480,12 +495,47 @@ class CaseSolver:
                 if answer != z3.unsat:
                     break  # out of budget at this bound: the bound answers, as without the mode
                 bound *= 2
+        elif self.short_conflicts_first and not self.encoding.writes_arrays:
+            started = time.perf_counter()
+            found = self._short_conflict(assumptions)
+            if found is not None:
+                result = self._result(query, "conflict", check_id, started)
+                return (
+                    result,
+                    self,
+                    self._readable(assumptions, self._shortest(assumptions, found)) if shortest else found,
+                )
         result, model = self._run(query, assumptions, check_id)
         if model is None:
             return result, self, None
         if self.conflicts_at_own_length:
             return (result, *self._shaped_conflict(assumptions, model, shortest))
         return result, self, self._readable(assumptions, self._shortest(assumptions, model)) if shortest else model
+
+    def _short_conflict(self, assumptions: list[z3.BoolRef]) -> z3.ModelRef | None:
+        """A model of ``assumptions`` (a conflict query) with at most 4, else 8, 16, ... calls below the bound, or
+        None: no such trace, or a check gave up (the query at the bound then answers, as without the mode).
+
+        Why: a trace of ``n`` calls is a trace at the bound (its remaining steps no-ops), and a conflict is usually
+        a few calls, but at the bound Z3 fills every step and carries each one's state through the search (on
+        ``benchmarks/smt.py`` at h=64: 64-call witnesses, 4.7M work units for a case's audit; 3.0M this way, the
+        witnesses 4-8 calls). Asked of this solver under an assumption, not of shorter encodings
+        (``conflicts_at_own_length``), it costs no encoding: no loss where the bound is small. But the open steps'
+        terms stay in the formula, and where they hold array updates the short checks cost more than they save
+        (the list row of ``benchmarks/smt.py``: 141 ms to 201 ms at h=16 in refusal mode), so such a model is not
+        asked this way (:meth:`_conflict`)."""
+        length = 4
+        while length < self.encoding.bound:
+            try:
+                answer = self.solver.check(*assumptions, self._int(f"t_{length}") == self.encoding.noop)
+            except z3.Z3Exception:
+                return None
+            if answer == z3.sat:
+                return self.solver.model()
+            if answer != z3.unsat:
+                return None
+            length *= 2
+        return None
 
     def _shaped_conflict(
         self, assumptions: list[z3.BoolRef], model: z3.ModelRef, shortest: bool
@@ -713,6 +763,7 @@ class CaseSolver:
                 self.witness_at_own_length,
                 self.array_relevancy,
                 self.conflicts_at_own_length,
+                self.short_conflicts_first,
             )
             found.pass_seconds = self.pass_seconds  # passes run on the shorter encoding are this solver's passes
             found._shorter = self._shorter  # one encoding per bound for the case, whichever solver asks for it
@@ -1176,22 +1227,30 @@ class CaseSolver:
     def _world(self) -> list[z3.BoolRef]:
         return [self._bool(name) for name in self.encoding.world]
 
+    def _values(self, model: z3.ModelRef) -> ModelValues:
+        """The values of ``model``, read once each: the length search, the decoded calls and their explanation
+        read the same steps (the values of the last model read are kept while that model lives)."""
+        if self._read is None or not self._read.of(model):
+            self._read = ModelValues(model)
+        return self._read
+
     def _length(self, model: z3.ModelRef) -> int:
+        values = self._values(model)
         for i in range(self.encoding.bound):
-            if model.eval(self._int(f"t_{i}"), model_completion=True).as_long() == self.encoding.noop:
+            if values.number(self._int(f"t_{i}")) == self.encoding.noop:
                 return i
         return self.encoding.bound
 
     def _witness(self, model: z3.ModelRef, focus: Sequence[str], goal: bool) -> Witness:
-        layout = self.encoding.layout
+        layout, values = self.encoding.layout, self._values(model)
         self._others = {}
         calls: list[WitnessCall] = []
         violations: list[str] = []
         for i in range(self._length(model)):
-            tool = layout.tools[model.eval(self._int(f"t_{i}"), model_completion=True).as_long()]
+            tool = layout.tools[values.number(self._int(f"t_{i}"))]
             args: dict[str, JsonValue] = {}
             for name, slot in layout.slots[tool].items():
-                if slot.optional and not z3.is_true(model.eval(self._bool(slot.flag(i)))):
+                if slot.optional and not values.truth(self._bool(slot.flag(i))):
                     continue
                 if slot.sort == "List":
                     args[name] = self._decode_list(model, slot, i)
@@ -1204,8 +1263,8 @@ class CaseSolver:
             if tool in focus or refusal:
                 transition = self.encoding.checked.model.transition(tool)
                 refused = " (the call is refused)" if refusal else ""
-                for j, template in enumerate(self.encoding.pre_templates.get(tool, [])):
-                    if not self._holds(model, template.format(i=i, j=i + 1)):
+                for j, formula in enumerate(self._pre_at(tool, i)):
+                    if not values.truth(formula):
                         assert transition is not None
                         pre = format_expr(transition.pre[j])
                         violations.append(f"step {i}: {tool} precondition {pre} is false{refused}")
@@ -1215,20 +1274,34 @@ class CaseSolver:
                     violations.append(
                         f"check {self.check_ids[j]} holds only through refused calls: {format_check(check)}"
                     )
-        if goal and not z3.is_true(model.eval(self._bool("G"), model_completion=True)):
+        if goal and not values.truth(self._bool("G")):
             goals = " ".join(format_expr(e) for e in self.encoding.checked.model.goal)
             violations.append(f"goal {goals} is not reached")
         return Witness(calls=calls, initial_state=self._initial_state(model), violations=violations)
 
     def _true(self, model: z3.ModelRef, name: str) -> bool:
-        return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
+        return self._values(model).truth(self._bool(name))
 
-    def _holds(self, model: z3.ModelRef, term: str) -> bool:
-        """Evaluate an SMT-LIB term of this encoding in ``model`` (used only to explain a witness)."""
-        names = set(re.findall(r"\b(?:[sah]_\d+_[0-9A-Z]+|t_\d+)\b", term))
-        decls = {name: self._const(name).decl() for name in names}
-        (formula,) = z3.parse_smt2_string(f"(assert {term})", decls=decls, ctx=self._ctx)
-        return bool(z3.is_true(model.eval(formula, model_completion=True)))
+    def _pre_at(self, tool: str, step: int) -> list[z3.BoolRef]:
+        """The preconditions of ``tool`` at ``step`` as formulas of this encoding (parsed once per tool and step,
+        in one parse; used only to explain a witness)."""
+        key = (tool, step)
+        found = self._preconditions.get(key)
+        if found is None:
+            terms = [template.format(i=step, j=step + 1) for template in self.encoding.pre_templates.get(tool, [])]
+            names = {name for term in terms for name in re.findall(r"\b(?:[sah]_\d+_[0-9A-Z]+|t_\d+)\b", term)}
+            decls = {name: self._decl(name) for name in names}
+            text = "".join(f"(assert {term})" for term in terms)
+            found = list(z3.parse_smt2_string(text, decls=decls, ctx=self._ctx)) if terms else []
+            assert len(found) == len(terms)
+            self._preconditions[key] = found
+        return found
+
+    def _decl(self, name: str) -> z3.FuncDeclRef:
+        found = self._decls.get(name)
+        if found is None:
+            found = self._decls[name] = self._const(name).decl()
+        return found
 
     def _const(self, name: str) -> z3.ExprRef:
         """The Z3 constant of a name of this encoding, with its sort (from the layout, not by scanning text)."""
@@ -1250,11 +1323,11 @@ class CaseSolver:
 
     def _decode_slot(self, model: z3.ModelRef, name: str, sort: str, enum: tuple[str, ...] | None) -> JsonValue:
         if sort == "Bool":
-            return bool(z3.is_true(model.eval(self._bool(name), model_completion=True)))
+            return self._values(model).truth(self._bool(name))
         if sort == "Real":
             value = model.eval(z3.Real(name, self._ctx), model_completion=True)
             return _real(value)
-        number = model.eval(self._int(name), model_completion=True).as_long()
+        number = self._values(model).number(self._int(name))
         if enum is not None:
             return enum[number] if 0 <= number < len(enum) else f"{PLACEHOLDER_PREFIXES[1]}{number}>"
         if sort == "Id":
@@ -1262,7 +1335,7 @@ class CaseSolver:
         return int(number)
 
     def _decode_list(self, model: z3.ModelRef, slot: Slot, step: int) -> JsonValue:
-        length = min(model.eval(self._int(slot.var(step)), model_completion=True).as_long(), slot.width)
+        length = min(self._values(model).number(self._int(slot.var(step))), slot.width)
         items: list[JsonValue] = []
         for k in range(max(length, 0)):
             parts = {c.field: self._decode_slot(model, c.var(step, k), c.sort, c.enum) for c in slot.columns}
