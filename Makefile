@@ -61,9 +61,17 @@ schemas: $(STAMP)
 # Tests on every core (pytest-xdist), a test file on one worker (tests/conftest.py says which files are spread
 # test by test), the files with slow tests first (the order tests/conftest.py gives, kept). `make test PYTEST_ARGS=`
 # runs them in one process.
+# The type check and the schema checks run beside the tests (mypy uses one core; before the tests, the other core
+# waited a minute and a half for it): their output comes after the tests', and either failing fails `make test`.
 PYTEST_ARGS ?= --numprocesses auto --dist loadgroup --no-loadscope-reorder
-test: lint typecheck schemas templates
-	MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+STATIC_LOG := .cache/typecheck-and-schemas.log
+test: lint templates
+	@mkdir -p .cache
+	@$(MAKE) --no-print-directory typecheck schemas > $(STATIC_LOG) 2>&1 & static=$$!; \
+	  MANTRA_BROWSER_REQUIRED=1 MANTRA_REQUIRE_TEMPLATES=1 $(BIN)/python -m pytest $(PYTEST_ARGS); tests=$$?; \
+	  wait $$static; checks=$$?; cat $(STATIC_LOG); \
+	  test $$checks = 0 || echo "make test: the type check or the schema checks failed (above)"; \
+	  test $$tests = 0 && test $$checks = 0
 
 # GRPO smoke run (trainers/grpo.py; README "Training with GRPO"), outside `make test`: TRL in a virtualenv of its
 # own, so the main one's pins stay as they are. torch first, pinned, as the CPU build (TORCH_ARGS="--index-url
