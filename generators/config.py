@@ -323,6 +323,13 @@ class ExportSettings(_Strict):
         description="Record on each exported check who wrote it (written_by: the checks stage, or a judge's "
         "stage and round). Off: the checks carry no such field, as before.",
     )
+    screen_unwritten_actions: bool = Field(
+        default=False,
+        description="Screen out a case whose scenario writer intended an action but whose oracle plan makes no "
+        "write (reason action_without_write; needs scenarios.outcome_mix): the sample's tools, checks or world "
+        "model left out the change the customer asked for, so an agent that makes it, as the manual may allow, "
+        "would fail for an unrequested write. Off: such a case ships, counted as a refusal, as before.",
+    )
 
 
 class GenerationConfig(_Strict):

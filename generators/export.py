@@ -135,6 +135,21 @@ def outcome_counts(cases: Sequence[Case], domain: Domain, intended: Mapping[str,
     return counts
 
 
+UNWRITTEN_ACTION = "action_without_write"
+
+
+def unwritten_actions(
+    cases: Sequence[Case], domain: Domain, intended: Mapping[str, Outcome | None]
+) -> dict[str, tuple[str, str]]:
+    """The cases intended as actions whose oracle plan (stored) makes no write, each with its reason and detail."""
+    writes = {spec.name for spec in domain.tool_specs() if spec.kind == "write"}
+    return {
+        case.id: (UNWRITTEN_ACTION, "the scenario asks for an action, but the oracle's plan makes no write")
+        for case in cases
+        if intended.get(case.id) == "action" and not any(call.tool in writes for call in case.oracle_plan or ())
+    }
+
+
 def export_suite(
     name: str,
     domain: Domain,
@@ -145,6 +160,7 @@ def export_suite(
     store_plans: bool = True,
     information: Collection[str] | None = None,
     intended: Mapping[str, Outcome | None] | None = None,
+    screen_unwritten_actions: bool = False,
 ) -> tuple[Suite, dict[str, str]]:
     """The suite of the candidates that pass the screen (:mod:`mantra_env.generators.screening`), with the funnel counts
     and the screened-out cases by reason; and case id → ``reason: detail`` of every case screened out. With
@@ -152,7 +168,9 @@ def export_suite(
     ``checks.answer_checks``; None: off) names the cases whose request asks for information: the ANSWER gate
     (:mod:`mantra_env.generators.answer_gate`) resolves every ANSWER check's facts and refuses such a case without one.
     ``intended`` (config ``scenarios.outcome_mix``; None: off) gives each case's intended outcome: the counts then
-    report the refusals and the intended outcomes of the exported cases."""
+    report the refusals and the intended outcomes of the exported cases. ``screen_unwritten_actions`` (config
+    ``export.screen_unwritten_actions``, with ``intended``) screens out the cases intended as actions whose oracle
+    makes no write (:func:`unwritten_actions`; counted as ``intent_refused``)."""
     outcomes = [o for v in validations.values() for o in v.outcomes]
     refused: dict[str, tuple[str, str]] = {}
     if information is not None:
@@ -164,6 +182,9 @@ def export_suite(
     env = MantraEnv(draft_suite, domain)
     screened = {case.id: found for case in candidates if (found := screen_case(env, case.id)) is not None}
     screened.update(refused)
+    if screen_unwritten_actions and intended is not None:
+        kept = [case for case in candidates if case.id not in screened]
+        screened.update(unwritten_actions(with_oracle_plans(kept, domain), domain, intended))
     reasons = Counter(reason for reason, _ in screened.values())
     cases = [case for case in candidates if case.id not in screened]
     if store_plans:  # the plans the screen just replayed (cached): users and tests need not solve them again
@@ -178,9 +199,13 @@ def export_suite(
         "rejected": sum(o.status == "rejected" for o in outcomes),
         "replay_failed": sum(reasons[reason] for reason in ORACLE_REASONS),
         "trivially_passed": sum(
-            n for reason, n in reasons.items() if reason not in ORACLE_REASONS and reason not in ANSWER_REASONS
+            n
+            for reason, n in reasons.items()
+            if reason not in ORACLE_REASONS and reason not in ANSWER_REASONS and reason != UNWRITTEN_ACTION
         ),
     }
+    if screen_unwritten_actions and intended is not None:  # only with the screen on: others keep their bytes
+        counts["intent_refused"] = reasons[UNWRITTEN_ACTION]
     if information is not None:  # only with the gate on: a suite exported without it keeps its manifest bytes
         counts["answer_refused"] = sum(reasons[reason] for reason in ANSWER_REASONS)
     if intended is not None:  # only with the outcome mix on, for the same reason

@@ -461,7 +461,7 @@ class Pipeline:
         suite, failures = export_suite(
             self.config.export.suite_name, self.domain, self.config.export.version, self.config.export.description,
             completed, {sid: v for sid, v in validations.items() if v is not None}, self.config.export.oracle_plans,
-            information, intended,
+            information, intended, self.config.export.screen_unwritten_actions,
         )  # fmt: skip
         if intended is not None and suite.cases:
             refusals = suite.manifest.stage_counts["refusals"]

@@ -17,7 +17,7 @@ import yaml
 from mantra_env.case import Case, load_suite
 from mantra_env.domains import Domain, load_domain
 from mantra_env.generators import prompts
-from mantra_env.generators.artifacts import ToolRelevance
+from mantra_env.generators.artifacts import Outcome, ToolRelevance
 from mantra_env.generators.config import (
     ConfigError,
     GenerationConfig,
@@ -27,7 +27,7 @@ from mantra_env.generators.config import (
     parse_config,
 )
 from mantra_env.generators.document import GOVERNING_HEADING, DocumentGraph
-from mantra_env.generators.export import export_suite, outcome_counts
+from mantra_env.generators.export import UNWRITTEN_ACTION, export_suite, outcome_counts
 from mantra_env.generators.pipeline import run_pipeline
 from mantra_env.generators.references import GoverningCheck, ReferencesCheck
 from mantra_env.generators.replay import PROVIDER
@@ -190,6 +190,28 @@ def test_the_manifest_reports_outcomes_only_with_the_mix() -> None:
     expected = sum(not any(call.tool in writes for call in case.oracle_plan or []) for case in mixed.cases)
     assert mixed.manifest.stage_counts["refusals"] == expected
     assert mixed.manifest.stage_counts["intended_action"] == len(mixed.cases)
+
+
+@pytest.mark.slow
+def test_a_case_asked_as_an_action_whose_oracle_writes_nothing_is_screened_out_only_with_the_key() -> None:
+    domain, shipped = _retail_cases()
+    writes = {spec.name for spec in domain.tool_specs() if spec.kind == "write"}
+    writing = [case for case in shipped if any(call.tool in writes for call in case.oracle_plan or [])]
+    reading = [case for case in shipped if not any(call.tool in writes for call in case.oracle_plan or [])]
+    cases = [*writing[:2], *reading[:2]]
+    intended: dict[str, Outcome | None] = {case.id: "action" for case in cases}
+    intended[cases[3].id] = "refusal"  # asked as a refusal: a plan without a write is what was asked
+    plain, _ = export_suite("x", domain, 0, "", cases, {}, intended=intended)
+    screened, why = export_suite("x", domain, 0, "", cases, {}, intended=intended, screen_unwritten_actions=True)
+    assert [case.id for case in plain.cases] == [case.id for case in cases]
+    assert "intent_refused" not in plain.manifest.stage_counts  # off: the manifest keeps its bytes
+    assert [case.id for case in screened.cases] == [cases[0].id, cases[1].id, cases[3].id]
+    assert why == {
+        cases[2].id: f"{UNWRITTEN_ACTION}: the scenario asks for an action, but the oracle's plan makes no write"
+    }
+    assert screened.manifest.stage_counts["intent_refused"] == 1
+    assert screened.manifest.stage_counts["trivially_passed"] == 0
+    assert screened.manifest.screening == {UNWRITTEN_ACTION: 1}
 
 
 @pytest.mark.slow
