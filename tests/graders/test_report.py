@@ -55,7 +55,7 @@ def test_report_shows_each_suites_refusal_share(db: Path, tmp_path: Path) -> Non
     assert main(["--db", str(db), "--out", str(out), "--suite", "retail", "--suite", "operations"]) == 0
     markdown = (out / "report.md").read_text()
     assert "## Refusal share per suite" in markdown
-    assert "| retail/generated | 160 | 62 | 98 | 0 | 38.8 |" in markdown
+    assert "| retail/generated | 260 | 90 | 170 | 0 | 34.6 |" in markdown
     assert "| operations/starter | 14 | 0 | 0 | 14 | n/a |" in markdown
     assert "Refusal share per suite" in (out / "report.html").read_text()
 

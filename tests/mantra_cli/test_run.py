@@ -572,6 +572,6 @@ def test_the_summary_prints_the_refusal_share_of_the_cases_run(
     # The report: decline is a leaderboard row like any model, beside its suites' refusal shares.
     assert report_main(["--db", db, "--out", str(tmp_path / "report"), "--k", "1"]) == 0
     markdown = (tmp_path / "report" / "report.md").read_text()
-    assert "| scripted:decline | retail/generated | " in markdown and "| 3 / 160 (partial) |" in markdown
-    assert "| retail/generated | 160 | 62 | 98 | 0 | 38.8 |" in markdown
+    assert "| scripted:decline | retail/generated | " in markdown and "| 3 / 260 (partial) |" in markdown
+    assert "| retail/generated | 260 | 90 | 170 | 0 | 34.6 |" in markdown
     assert "| operations/starter | 14 | 0 | 0 | 14 | n/a |" in markdown
