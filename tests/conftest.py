@@ -28,7 +28,7 @@ def scripted_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # Under pytest-xdist (`make test` runs on every core) the tests of one file run on one worker, so a file's module
 # and session fixtures are built once (tests/ray's one Ray above all); the per-case sweeps over the shipped suites
-# are the exception, spread test by test over the workers (each test makes its own env).
+# are the exception, spread test by test over the workers (each worker makes one env per suite).
 SPREAD_FILES = frozenset({"tests/env/test_suites.py", "tests/corpus/test_corpus.py"})
 
 
