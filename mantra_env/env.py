@@ -271,11 +271,20 @@ class MantraEnv(gym.Env[str, str]):
             return checks  # not graded for writes
         return checks.with_writes(tuple(self._unrequested))
 
-    def _reward(self, verdict: Verdict) -> float:
-        """The reward of ``verdict`` (of this episode's trace or a prefix of it) under this env's mode."""
+    def last_reward_in(self, mode: RewardMode) -> float:
+        """The finished episode's final reward under ``mode``, whatever this env's own mode (equal to ``last_reward``
+        under it): one episode scored in every mode, as an env made with each would score it."""
+        if mode not in REWARD_MODES:
+            raise MantraError(f"mode must be 'binary', 'fraction' or 'shaped', not {mode!r}")
+        if not self._done or self.last_verdict is None:
+            raise MantraError("last_reward_in() needs a finished episode: play one to its end first")
+        return self._reward(self.last_verdict, mode)
+
+    def _reward(self, verdict: Verdict, mode: RewardMode | None = None) -> float:
+        """The reward of ``verdict`` (of this episode's trace or a prefix of it) under ``mode`` (this env's)."""
         assert self.case is not None
         errors = self._errors - len(expected_misses(self.case.checks, self._calls)) if self._errors else 0
-        return reward(self.reward_mode, verdict, self._obligations[self.case.id], errors)
+        return reward(mode or self.reward_mode, verdict, self._obligations[self.case.id], errors)
 
 
 def _too_large(tool: str, size: int, room: int) -> ToolError:

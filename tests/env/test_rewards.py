@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mantra_env.case import CaseCheck, PlannedCall, Suite, SuiteManifest
 from mantra_env.checks import Check
 from mantra_env.env import MantraEnv
+from mantra_env.errors import MantraError
 from mantra_env.grading import grade, grade_case
 from mantra_env.rewards import REWARD_MODES, obligations, reward
 from mantra_env.trace import Trace
@@ -66,6 +67,7 @@ def planned(**kwargs: Any) -> MantraEnv:
     st.integers(1, 7),
     st.booleans(),
 )
+@example([CALL_CHECK, CALL_ORDER, CALL_NOPE], "shaped", 7, False)  # a tool error: shaped differs from binary
 def test_dense_rewards_sum_to_the_final_reward(actions: list[Any], mode: Any, max_steps: int, plan: bool) -> None:
     build = planned if plan else lambda **kwargs: make(case=0, **kwargs)
     sparse, dense = build(reward_mode=mode, max_steps=max_steps), build(reward_mode=mode, dense=True)
@@ -82,6 +84,12 @@ def test_dense_rewards_sum_to_the_final_reward(actions: list[Any], mode: Any, ma
         totals.append(total)
     assert totals[0] == sparse.last_reward == dense.last_reward
     assert totals[1] == pytest.approx(totals[0])
+    other = build(reward_mode=next(m for m in REWARD_MODES if m != mode), max_steps=max_steps)
+    other.reset()
+    for action in [*actions, FINAL]:
+        if any(other.step(action)[2:4]):
+            break
+    assert other.last_reward_in(mode) == sparse.last_reward  # one episode scored in another mode, as made in it
     assert sparse.case is not None and sparse.last_verdict == grade_case(
         sparse.last_trace, sparse.case, DOMAIN.tool_specs()
     )  # the env's verdict, judged call by call, is the one function's
@@ -142,3 +150,16 @@ def test_a_pinned_lookup_that_finds_nothing_is_no_tool_error_but_an_unpinned_one
     unpinned = [CaseCheck(id="tried", check=parse_check("CALL find_user_id_by_email()"))]
     assert expected_misses(unpinned, calls) == set()
     assert expected_misses(pinned, calls[2:]) == set()
+
+
+def test_last_reward_in_needs_a_finished_episode_and_a_known_mode() -> None:
+    env = make(case=0)
+    with pytest.raises(MantraError, match="needs a finished episode"):
+        env.last_reward_in("binary")
+    env.reset()
+    env.step(CALL_CHECK)
+    with pytest.raises(MantraError, match="needs a finished episode"):
+        env.last_reward_in("binary")
+    env.step(FINAL)
+    with pytest.raises(MantraError, match="mode must be 'binary', 'fraction' or 'shaped', not 'dense'"):
+        env.last_reward_in("dense")  # type: ignore[arg-type]
