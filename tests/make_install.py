@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def extras_make_installs() -> set[str]:
-    """The extras of every `pip install -e '.[...]'` line of the Makefile."""
+    """The extras of every `pip install ... -e '.[...]'` line of the Makefile (pip's or uv's)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    lines = re.findall(r"pip install --quiet -e '\.\[([a-z0-9_,-]+)\]'", makefile)
+    lines = re.findall(r"pip install --quiet (?:--python \S+ )?-e '\.\[([a-z0-9_,-]+)\]'", makefile)
     return {extra for line in lines for extra in line.split(",")}
