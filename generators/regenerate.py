@@ -197,7 +197,7 @@ def ship_run_export(folder: Path, run_dir: Path, samples: int) -> Path:
     ran, current = load_config(recorded_config(run_dir)), replay_config(folder, run_dir.parent)
     if ran.domain != current.domain:
         raise RegenerateError(f"{run_dir} is a run of the {ran.domain} domain, not {current.domain}")
-    # the copy taken when the run started (run.json names the domain's file, which may have changed since)
+    # the copy of the config the run last ran with (run.json names the domain's file, which may have changed since)
     started = _sections(run_dir / "config.yaml")
     now = _sections(folder / "generation.yaml")
     changed = [key for key in SHIPPED_SETTINGS if started and started.get(key) != now.get(key)]

@@ -108,6 +108,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(lambda: run(args), INTERRUPTED)
 
 
+def _record_config(run_dir: Path, config_path: Path) -> Path | None:
+    """Keep a copy of the config in ``run_dir/config.yaml`` and its path in ``run.json`` (resuming without
+    --config reads that path: relative paths in it are the original's). A resumed run whose config differs from
+    the copy (another --config, or the file edited since) records the new one and keeps the former copy as
+    ``config.N.yaml``, returned: what the run's later stages ran with must be on record (shipping a run compares
+    its config with the domain's)."""
+    copy, text = run_dir / "config.yaml", config_path.read_bytes()
+    former: Path | None = None
+    if copy.exists():
+        if copy.read_bytes() == text:
+            return None
+        former = next(
+            run_dir / f"config.{n}.yaml" for n in range(1, 10_000) if not (run_dir / f"config.{n}.yaml").exists()
+        )
+        write_atomic(former, copy.read_bytes())
+    write_atomic(copy, text)
+    RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
+    return former
+
+
 def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:
     """The command with parsed ``args``; the validation stage's solver queries run through ``offload``."""
     from mantra_env.generators.pipeline import run_pipeline
@@ -125,10 +145,16 @@ def run(args: argparse.Namespace, offload: Offload = in_thread) -> int:
         run_dir = config.run_dir_base / f"{config.domain}-{stamp}"
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):  # a second run on this directory (a --resume started twice) is refused
-        if not (run_dir / "config.yaml").exists():  # for the record; resuming reads the original (relative paths)
-            write_atomic(run_dir / "config.yaml", config_path.read_bytes())
-            RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
+        former = _record_config(run_dir, config_path)
         _logging(config, run_dir)
+        if former is not None:
+            message = (
+                f"{config_path} differs from the config this run last ran with (kept as {former}): "
+                f"{run_dir / 'config.yaml'} and run.json now record it; the stages run from here on follow it"
+            )
+            logging.getLogger("mantra.generators").warning(message)  # into the session log
+            if not config.logging.console:  # (which prints it here too)
+                print(message, file=sys.stderr)
         print(f"run directory: {run_dir} (log: {run_dir / config.logging.filename})", file=sys.stderr)
         progress = _StageProgress()
         result = run_pipeline(

@@ -3,7 +3,7 @@
 
 Layout::
 
-    RUN_DIR/config.yaml                the config as given (for the record)
+    RUN_DIR/config.yaml                the config the run last ran with (a resumed run's earlier: config.N.yaml)
     RUN_DIR/graph/graph.json           the document graph (+ toc.txt, graph.png, graph.svg)
     RUN_DIR/samples/samples.json       the samples and the coverage after drawing them
     RUN_DIR/<stage>/<sample>.json      one artifact per sample and stage, written when the sample finishes
@@ -151,7 +151,7 @@ def _remove_keeping(folder: Path, keep: Sequence[Path], stage_folder: bool = Tru
 
 
 def recorded_config(run_dir: Path) -> Path:
-    """The config a run was started with (its path is kept in ``run.json``)."""
+    """The config a run was started or last resumed with (its path is kept in ``run.json``)."""
     try:
         recorded = Path(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["config_path"])
     except (OSError, ValueError, KeyError):

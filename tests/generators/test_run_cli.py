@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -88,3 +89,30 @@ def test_a_stage_whose_later_pass_brings_more_samples_shows_the_new_total(
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("stage validation: 8/8 (100%)")
     assert lines[-1].startswith("stage validation: 17/30 (56%)")
+
+
+def test_resuming_with_another_config_records_it_and_keeps_the_former(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("config.yaml", "manual.md", "responses.yaml"):
+        shutil.copy(FIXTURE / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    started = (tmp_path / "config.yaml").read_bytes()
+    assert main(["--config", "config.yaml", "--stop-after", "graph"]) == 0
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert (run_dir / "config.yaml").read_bytes() == started and "differs" not in capsys.readouterr().err
+    later = started.replace(b"  level: INFO", b"  level: DEBUG")  # a config the later stages follow
+    (tmp_path / "later.yaml").write_bytes(later)
+    assert main(["--resume", str(run_dir), "--config", "later.yaml", "--stop-after", "samples"]) == 0
+    err = capsys.readouterr().err
+    assert f"later.yaml differs from the config this run last ran with (kept as {run_dir / 'config.1.yaml'})" in err
+    assert (run_dir / "config.yaml").read_bytes() == later and (run_dir / "config.1.yaml").read_bytes() == started
+    assert json.loads((run_dir / "run.json").read_text())["config_path"] == str((tmp_path / "later.yaml").resolve())
+    assert "differs from the config this run last ran with" in (run_dir / "session.log").read_text()
+    # resumed again without --config: run.json's file, unchanged, so nothing more is recorded
+    assert main(["--resume", str(run_dir), "--stop-after", "samples"]) == 0
+    assert "differs" not in capsys.readouterr().err and not (run_dir / "config.2.yaml").exists()
+    # the file run.json names edited since: recorded too, the former copy kept beside the first
+    (tmp_path / "later.yaml").write_bytes(later.replace(b"DEBUG", b"WARNING"))
+    assert main(["--resume", str(run_dir), "--stop-after", "samples"]) == 0
+    assert "kept as" in capsys.readouterr().err and (run_dir / "config.2.yaml").read_bytes() == later
