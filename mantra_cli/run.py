@@ -603,11 +603,16 @@ def run(args: argparse.Namespace) -> int:
             item.stop()
 
 
+def _counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _print_summary(member: _Member, summary: RunSummary, beside: Sequence[RunSummary], attempts: int) -> None:
     """The summary of one run of the set (and of the reference agents beside it with ``--baselines``)."""
     assert member.progress is not None
     progress, suite, domain = member.progress, member.target.suite, member.target.domain
-    print(f"\nrun {member.run_id}: {summary.model} on {summary.suite}, {summary.tasks} cases x {attempts} attempts")
+    shape = f"{_counted(summary.tasks, 'case')} x {_counted(attempts, 'attempt')}"
+    print(f"\nrun {member.run_id}: {summary.model} on {summary.suite}, {shape}")
     if progress.skipped:
         print(f"resumed: {progress.skipped} episodes were already stored and were skipped")
     rows = [("Pass@1 (%)", _estimate(summary.pass_at_1))]

@@ -21,7 +21,7 @@ def test_the_bundled_model_runs_a_case_through_the_main_command(
     args = ["--cases", "tr-within-budget", "--attempts", "1", "--max-cycles", "2", "--timeout", "3600"]
     assert main([*args, "--concurrency", "1", "--db", str(db), "--run-name", "local"]) == 0
     out = capsys.readouterr().out
-    assert "run local: local on operations/starter, 1 cases x 1 attempts" in out
+    assert "run local: local on operations/starter, 1 case x 1 attempt" in out
     with RolloutStore(db) as store:
         rows = store.query("SELECT status, model_calls, input_tokens, latency_s FROM episodes ORDER BY case_id")
     # The episode was graded (the model answered, however badly); it was no infrastructure error.

@@ -64,7 +64,7 @@ def test_an_api_model_runs_with_llama_cpp_unimportable(tmp_path: Path) -> None:
         args = ("--model", "stub", "--attempts", "1", "--cases", "fig1-case1", "--retries", "0")
         done = run_without_llama(tmp_path, *args, env={"MANTRA_MODELS_FILE": str(models)})
     assert done.returncode == 0, done.stderr
-    assert "run starter-stub-" in done.stdout and "1 cases x 1 attempts" in done.stdout
+    assert "run starter-stub-" in done.stdout and "1 case x 1 attempt" in done.stdout
     assert len(stub.requests) == 2  # the preflight and the episode's one model call
 
 

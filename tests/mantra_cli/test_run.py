@@ -58,7 +58,7 @@ def test_noop_fails_and_case_filter(tmp_path: Path, capsys: pytest.CaptureFixtur
     db = str(tmp_path / "runs.duckdb")
     assert main(["--model", "scripted:noop", "--attempts", "1", "--cases", "fig1-*", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "2 cases x 1 attempts" in out and "Pass@1 (%)         0.0 [0.0, 65.8] Wilson" in out
+    assert "2 cases x 1 attempt" in out and "Pass@1 (%)         0.0 [0.0, 65.8] Wilson" in out
 
 
 @pytest.mark.parametrize(

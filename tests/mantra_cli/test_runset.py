@@ -80,7 +80,7 @@ def test_a_set_runs_every_model_on_every_suite_in_one_process(
     assert _episodes(db) == {run_id: ["passed" if "oracle" in run_id else "failed"] * 2 for run_id in RUN_IDS}
     for run_id in RUN_IDS:  # the summary per (model, suite)
         suite = "operations/starter" if run_id.endswith("operations") else "retail/generated"
-        assert f"run {run_id}: scripted:{run_id.split('-')[1].split('_')[1]} on {suite}, 1 cases x 2 attempts" in out
+        assert f"run {run_id}: scripted:{run_id.split('-')[1].split('_')[1]} on {suite}, 1 case x 2 attempts" in out
     side_by_side = "scripted:oracle  100.0 [20.7, 100.0] Wilson (0 err)  100.0 [20.7, 100.0] Wilson (0 err)"
     assert side_by_side in out
     assert "--run S-scripted_oracle-operations --run S-scripted_oracle-retail --run S-scripted_noop-" in out
