@@ -17,13 +17,18 @@ FIXTURE = Path(__file__).parent / "fixtures" / "ops-mini"
 RETAIL = Path(__file__).parents[2] / "mantra_env" / "domains" / "retail" / "generation.yaml"
 
 
-@pytest.mark.slow
-def test_run_stop_and_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def ops_mini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path`` holding the ops-mini config, manual and recorded answers, made the working directory."""
     for name in ("config.yaml", "manual.md", "responses.yaml"):
         shutil.copy(FIXTURE / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("ops_mini")
+def test_run_stop_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--config", "config.yaml", "--stop-after", "samples"]) == 0
     captured = capsys.readouterr()
     (run_dir,) = (tmp_path / "runs").iterdir()
@@ -91,12 +96,10 @@ def test_a_stage_whose_later_pass_brings_more_samples_shows_the_new_total(
     assert lines[-1].startswith("stage validation: 17/30 (56%)")
 
 
+@pytest.mark.usefixtures("ops_mini")
 def test_resuming_with_another_config_records_it_and_keeps_the_former(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("config.yaml", "manual.md", "responses.yaml"):
-        shutil.copy(FIXTURE / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
     started = (tmp_path / "config.yaml").read_bytes()
     assert main(["--config", "config.yaml", "--stop-after", "graph"]) == 0
     (run_dir,) = (tmp_path / "runs").iterdir()
