@@ -12,7 +12,9 @@ Canonical forms (two wordings of one fact have the same form; see "Answer facts"
 * ``money``: the amount in cents. ``$57`` = ``57 dollars`` = ``USD 57.00`` = ``57``; ``1,234.5`` =
   ``1234.50``. Any number in the answer counts, with or without a currency (an agent may name it either way).
 * ``number``: the numeric value (``3`` = ``3.0``); digits only, not number words.
-* ``identifier``: exact, case-sensitive, as a whole token (``HAT001`` is not in ``HAT0012``).
+* ``identifier``: exact, case-sensitive, as a whole token (``HAT001`` is not in ``HAT0012``). An identifier of
+  digits only (a card's last four) may also follow a mask, as card numbers are written: ``x7948``,
+  ``XXXX-XXXX-XXXX-7948``, ``****7948``, ``•••• 7948`` (but not ``W7948`` or ``ORD-7948``).
 * ``enum``: case-insensitive words, ``_`` and ``-`` as spaces: ``in_transit`` = ``In transit``, as whole words.
 
 Free text (names, addresses, reasons) is out of scope: no kind compares it.
@@ -176,6 +178,11 @@ _DATE_FORMS = (
 )
 
 
+_MASKED = re.compile(r"(?:\A|[^\w*•])[xX*•]+(?:[-\s]?[xX*•]+)*[-\s]?\Z")
+"""A mask of a card number's hidden digits, ending where a digits-only identifier starts (``x``, ``XXXX-XXXX-``,
+``**** ``), after a start or a character that is no letter or digit."""
+
+
 def _times(text: str) -> Iterator[str]:
     for match in _TIME_IN_TEXT.finditer(text):
         if match.group(3) is not None:  # with am/pm
@@ -201,7 +208,11 @@ def _dates(text: str) -> Iterator[tuple[int | None, int, int]]:
 def stated(kind: FactKind, fact: str, answer: str) -> bool:
     """Whether the canonical ``fact`` of ``kind`` is stated in ``answer`` (see the module docstring)."""
     if kind == "identifier":
-        return re.search(rf"(?<![\w-]){re.escape(fact)}(?![\w-])", answer) is not None
+        if re.search(rf"(?<![\w-]){re.escape(fact)}(?![\w-])", answer):
+            return True
+        return fact.isdigit() and any(
+            _MASKED.search(answer, 0, found.start()) for found in re.finditer(rf"{fact}(?![\w-])", answer)
+        )
     if kind == "enum":
         return re.search(rf"(?<!\w){re.escape(fact)}(?!\w)", _words(answer)) is not None
     if kind == "time":

@@ -160,6 +160,14 @@ def test_an_answer_cannot_be_an_or_operand_in_json_either() -> None:
         ("identifier", "HAT001", "order HAT001 shipped", True),
         ("identifier", "HAT001", "order hat001 shipped", False),
         ("identifier", "HAT001", "order HAT0012 shipped", False),
+        ("identifier", "7948", "your Visa x7948", True),  # digits only: a card number's mask may precede them
+        ("identifier", "7948", "Visa card XXXX-XXXX-XXXX-7948", True),
+        ("identifier", "7948", "card ****7948 and •••• 7948", True),
+        ("identifier", "7673", "Visa (x7673)", True),
+        ("identifier", "7948", "order #W7948", False),
+        ("identifier", "7948", "ticket ORD-7948", False),
+        ("identifier", "7948", "card 17948 or x79481", False),
+        ("identifier", "X7948", "card XX7948", False),  # a mask only before digits-only identifiers
         ("enum", "in_transit", "Your order is In Transit.", True),
         ("enum", "in_transit", "Your order is in-transit", True),
         ("enum", "in_transit", "Your order is transiting", False),
