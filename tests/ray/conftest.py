@@ -40,9 +40,9 @@ def library_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped after the file: its idle workers held a tenth of a core to the end
 def ray_cluster(library_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayWorkers]:
-    """The session's Ray: started from an empty directory, with the library domain on the path while it starts
+    """The file's Ray: started from an empty directory, with the library domain on the path while it starts
     (the runtime environment takes a copy; the variable is restored at once, so other tests never see it)."""
     settings = {"RAY_DEDUP_LOGS": "0", "RAY_USAGE_STATS_ENABLED": "0", PATH_VARIABLE: str(library_folder)}
     saved = {name: os.environ.get(name) for name in settings}
