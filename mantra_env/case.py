@@ -401,6 +401,7 @@ def load_suite(path: Path) -> Suite:
     jsonl = folder / "suite.jsonl" if path.is_dir() else path
     manifest_path = folder / "manifest.json"
     manifest_text = read_text(manifest_path, "suite manifest", CaseFileError)
+    manifest = _parse_manifest(manifest_text, manifest_path)  # its problems first, as before the case file's
     cases_text = read_text(jsonl, "case file", CaseFileError)
     digest = hashlib.sha256(f"{len(manifest_text)}:{manifest_text}{cases_text}".encode()).digest()
     key = (folder.resolve(), jsonl.resolve(), digest)
@@ -408,7 +409,7 @@ def load_suite(path: Path) -> Suite:
         if key in _LOADED:
             _LOADED.move_to_end(key)
             return _LOADED[key]
-    suite = _parse_suite(manifest_text, manifest_path, cases_text, jsonl)
+    suite = _parse_suite(manifest, manifest_path, cases_text, jsonl)
     with _LOADED_LOCK:
         _LOADED[key] = suite
         while len(_LOADED) > _LOADED_MAX:
@@ -416,9 +417,8 @@ def load_suite(path: Path) -> Suite:
     return suite
 
 
-def _parse_suite(manifest_text: str, manifest_path: Path, cases_text: str, jsonl: Path) -> Suite:
+def _parse_suite(manifest: SuiteManifest, manifest_path: Path, cases_text: str, jsonl: Path) -> Suite:
     folder = manifest_path.parent
-    manifest = _parse_manifest(manifest_text, manifest_path)
     cases = _parse_cases(cases_text, jsonl)
     if manifest.case_count != len(cases):
         raise CaseFileError(
