@@ -12,8 +12,6 @@ LLAMA_CPP := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.tom
 # source archive, which vendors llama.cpp's models/templates/*.jinja, downloaded into a cache (never committed).
 LLAMA_CPP_VERSION := $(shell grep -o "llama-cpp-python\[server\]==[0-9.]*" pyproject.toml | cut -d= -f3)
 TEMPLATES_SDIST := .cache/templates/llama_cpp_python-$(LLAMA_CPP_VERSION).tar.gz
-# pip's cache for llama.cpp's build and that archive: the same 77 MB source archive, downloaded once.
-LLAMA_PIP_CACHE := $${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-text
 
 .PHONY: run test lint typecheck schemas bench clean templates train-smoke
 
@@ -28,7 +26,8 @@ $(STAMP): pyproject.toml
 	# folder holds only this build; the install of the extras below then finds it satisfied.
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF \
 	  -DCMAKE_PROJECT_llama.cpp_INCLUDE='$(CURDIR)/agents/llama_cpp_text_only.cmake'" \
-	  PIP_CACHE_DIR="$(LLAMA_PIP_CACHE)" $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
+	  PIP_CACHE_DIR="$${XDG_CACHE_HOME:-$$HOME/.cache}/mantra-env/pip-llama-text" \
+	  $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
 	# uv installs the rest: it resolves, downloads and installs the 190 packages in a fraction of pip's time (CI's
 	# clean machine starts with no cache). One call for every extra (each call resolves the whole environment again):
 	# dev (tests, lint, types), local (the offline model's server), ray (the engine of --ray, README "Scaling out on
@@ -103,8 +102,8 @@ train-smoke: $(TRAIN_STAMP)
 
 templates: $(TEMPLATES_SDIST)
 $(TEMPLATES_SDIST): pyproject.toml | $(STAMP)
-	PIP_CACHE_DIR="$(LLAMA_PIP_CACHE)" $(BIN)/python -m pip download --quiet --no-binary :all: --no-deps \
-	  'llama-cpp-python==$(LLAMA_CPP_VERSION)' -d .cache/templates
+	$(BIN)/python -m pip download --quiet --no-binary :all: --no-deps 'llama-cpp-python==$(LLAMA_CPP_VERSION)' \
+	  -d .cache/templates
 	test -f $@ && touch $@
 
 bench: $(STAMP)
