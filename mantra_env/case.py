@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import numbers
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
@@ -339,11 +337,7 @@ def _describe(exc: ValidationError) -> str:
 
 def load_cases(path: Path) -> list[Case]:
     """Read a JSONL file of cases; every problem names the file, line and field."""
-    return _parse_cases(read_text(path, "case file", CaseFileError), path)
-
-
-def _parse_cases(text: str, path: Path) -> list[Case]:
-    lines = text.splitlines()
+    lines = read_text(path, "case file", CaseFileError).splitlines()
     cases: list[Case] = []
     ids: set[str] = set()
     for lineno, line in enumerate(lines, start=1):
@@ -374,52 +368,22 @@ def load_manifest(path: Path) -> SuiteManifest:
 
 
 def _read_manifest(path: Path) -> SuiteManifest:
-    return _parse_manifest(read_text(path, "suite manifest", CaseFileError), path)
-
-
-def _parse_manifest(text: str, path: Path) -> SuiteManifest:
+    text = read_text(path, "suite manifest", CaseFileError)
     try:
         return SuiteManifest.model_validate_json(text)
     except ValidationError as exc:
         raise CaseFileError(f"{path}: invalid manifest: {_describe(exc)}") from None
 
 
-_LOADED: OrderedDict[tuple[Path, Path, bytes], Suite] = OrderedDict()
-_LOADED_MAX = 16
-_LOADED_LOCK = threading.Lock()
-
-
 def load_suite(path: Path) -> Suite:
-    """Load a suite from its folder (``suite.jsonl`` + ``manifest.json``) or its ``suite.jsonl``.
-
-    The files are read every time; a suite whose bytes were parsed before in this process is that suite again (a
-    frozen model; each ``gym.make`` of a suite id loads it, and parsing a generated suite takes a fifth of a second
-    where reading and hashing it take a millisecond or two). The last 16 suites read are kept."""
+    """Load a suite from its folder (``suite.jsonl`` + ``manifest.json``) or its ``suite.jsonl``."""
     if not path.exists():
         raise CaseFileError(f"{path}: no such suite folder or file")
     folder = path if path.is_dir() else path.parent
     jsonl = folder / "suite.jsonl" if path.is_dir() else path
     manifest_path = folder / "manifest.json"
-    manifest_text = read_text(manifest_path, "suite manifest", CaseFileError)
-    manifest = _parse_manifest(manifest_text, manifest_path)  # its problems first, as before the case file's
-    cases_text = read_text(jsonl, "case file", CaseFileError)
-    digest = hashlib.sha256(f"{len(manifest_text)}:{manifest_text}{cases_text}".encode()).digest()
-    key = (folder.resolve(), jsonl.resolve(), digest)
-    with _LOADED_LOCK:
-        if key in _LOADED:
-            _LOADED.move_to_end(key)
-            return _LOADED[key]
-    suite = _parse_suite(manifest, manifest_path, cases_text, jsonl)
-    with _LOADED_LOCK:
-        _LOADED[key] = suite
-        while len(_LOADED) > _LOADED_MAX:
-            _LOADED.popitem(last=False)
-    return suite
-
-
-def _parse_suite(manifest: SuiteManifest, manifest_path: Path, cases_text: str, jsonl: Path) -> Suite:
-    folder = manifest_path.parent
-    cases = _parse_cases(cases_text, jsonl)
+    manifest = _read_manifest(manifest_path)
+    cases = load_cases(jsonl)
     if manifest.case_count != len(cases):
         raise CaseFileError(
             f"{manifest_path}: case_count is {manifest.case_count} but {jsonl} holds {len(cases)} cases; "
