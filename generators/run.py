@@ -17,6 +17,7 @@ A run holds its directory for as long as it runs: a second ``mantra_env.generato
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import sys
 from collections.abc import Sequence
@@ -117,12 +118,11 @@ def _record_config(run_dir: Path, config_path: Path) -> Path | None:
     copy, text = run_dir / "config.yaml", config_path.read_bytes()
     former: Path | None = None
     if copy.exists():
-        if copy.read_bytes() == text:
+        recorded = copy.read_bytes()
+        if recorded == text:
             return None
-        former = next(
-            run_dir / f"config.{n}.yaml" for n in range(1, 10_000) if not (run_dir / f"config.{n}.yaml").exists()
-        )
-        write_atomic(former, copy.read_bytes())
+        former = next(path for n in itertools.count(1) if not (path := run_dir / f"config.{n}.yaml").exists())
+        write_atomic(former, recorded)
     write_atomic(copy, text)
     RunDir(run_dir).write_json("run.json", {"config_path": str(config_path.resolve())})
     return former
