@@ -15,7 +15,12 @@ Canonical forms (two wordings of one fact have the same form; see "Answer facts"
 * ``identifier``: exact, case-sensitive, as a whole token (``HAT001`` is not in ``HAT0012``). An identifier of
   digits only (a card's last four) may also follow a mask, as card numbers are written: ``x7948``,
   ``XXXX-XXXX-XXXX-7948``, ``****7948``, ``•••• 7948`` (but not ``W7948`` or ``ORD-7948``).
-* ``enum``: case-insensitive words, ``_`` and ``-`` as spaces: ``in_transit`` = ``In transit``, as whole words.
+* ``enum``: case-insensitive words, ``_`` and ``-`` as spaces: ``in_transit`` = ``In transit``, as whole words,
+  the words of a many-word value in order with at most two others between (``exchange requested`` = ``the exchange
+  has been requested``), a plural ``s`` on any word (``pending (items modified)``), British or American spelling
+  (``cancelled`` = ``canceled``), and a payment network by its name or short name (``amex`` = ``American
+  Express``). A value negated in its clause is not stated: a negation word among the three words before it
+  (``not pending``, ``no longer pending``, ``hasn't been delivered``), but ``No, it's delivered`` states it.
 
 Free text (names, addresses, reasons) is out of scope: no kind compares it.
 """
@@ -205,6 +210,69 @@ def _dates(text: str) -> Iterator[tuple[int | None, int, int]]:
             yield year, month, int(parts["d"])
 
 
+_ENUM_GAP = 2
+"""Words allowed between two consecutive words of a many-word enum value (``exchange has been requested``)."""
+
+_NEGATION_REACH = 3
+_NEGATORS = frozenset({"not", "no", "never", "t", "cannot", "nor", "neither", "without"})
+"""Words that negate a value up to :data:`_NEGATION_REACH` words after them in one clause (``t`` is what remains of
+``isn't`` or ``hasn't`` once the apostrophe splits it)."""
+
+_CLAUSE = re.compile(r"[.,;:!?\n]|\s[-\u2013\u2014]\s|\u2014|([^\W_]+)")
+
+_SPELLINGS = ("cancel", "travel", "label", "fuel", "signal", "model", "level", "channel", "total")
+"""Stems that British English writes with a doubled ``l`` before ``ed``/``ing`` (``cancelled``, ``travelling``)."""
+_BRITISH = re.compile(rf"^({'|'.join(_SPELLINGS)})l(ed|ing|er)$")
+
+_ENUM_NAMES = (("amex", "american express"), ("mastercard", "master card"), ("paypal", "pay pal"))
+"""Names an enum value is also stated by: payment networks and services by their full or split names."""
+
+
+def _enum_word(word: str) -> str:
+    """One word in the form both sides are compared in: British doubled ``l`` as American, no plural ``s``."""
+    word = _BRITISH.sub(r"\1\2", word)
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _enum_forms(fact: str) -> list[tuple[str, ...]]:
+    """Each sequence of compared words that states the canonical enum ``fact``."""
+    names = [fact] + [name for group in _ENUM_NAMES if fact in group for name in group if name != fact]
+    return [tuple(_enum_word(word) for word in name.split()) for name in names]
+
+
+def _clause_words(answer: str) -> list[tuple[str, int]]:
+    """The answer's words, in the compared form, each with the number of the clause it is in."""
+    words: list[tuple[str, int]] = []
+    clause = 0
+    for match in _CLAUSE.finditer(answer.casefold()):
+        if match.group(1) is None:
+            clause += 1
+        else:
+            words.append((_enum_word(match.group(1)), clause))
+    return words
+
+
+def _states_enum(fact: str, answer: str) -> bool:
+    words = _clause_words(answer)
+
+    def negated(at: int) -> bool:
+        clause = words[at][1]
+        before = words[max(0, at - _NEGATION_REACH) : at]
+        return any(word in _NEGATORS and in_clause == clause for word, in_clause in before)
+
+    def rest_follows(form: tuple[str, ...], after: int) -> bool:
+        if not form:
+            return True
+        reach = words[after + 1 : after + 2 + _ENUM_GAP]
+        return any(word == form[0] and rest_follows(form[1:], after + 1 + k) for k, (word, _) in enumerate(reach))
+
+    return any(
+        word == form[0] and not negated(at) and rest_follows(form[1:], at)
+        for form in _enum_forms(fact)
+        for at, (word, _) in enumerate(words)
+    )
+
+
 def stated(kind: FactKind, fact: str, answer: str) -> bool:
     """Whether the canonical ``fact`` of ``kind`` is stated in ``answer`` (see the module docstring)."""
     if kind == "identifier":
@@ -214,7 +282,7 @@ def stated(kind: FactKind, fact: str, answer: str) -> bool:
             _MASKED.search(answer, 0, found.start()) for found in re.finditer(rf"{fact}(?![\w-])", answer)
         )
     if kind == "enum":
-        return re.search(rf"(?<!\w){re.escape(fact)}(?!\w)", _words(answer)) is not None
+        return _states_enum(fact, answer)
     if kind == "time":
         return fact in set(_times(answer))
     if kind == "date":

@@ -90,9 +90,9 @@ Answer facts
     "expected": [...]}``) holds iff the trace's final answer states each value of ``expected`` as a fact of ``kind``:
     ``time``, ``date``, ``money``, ``number`` (parsed, so ``08:15`` = ``8:15 am``, ``$57`` = ``57 dollars``,
     ``2024-05-01`` = ``May 1, 2024``), ``identifier`` (exact token; digits only also after a card mask) or ``enum``
-    (case-insensitive words); :mod:`mantra_env.checks.facts` defines each form. Free text is out of scope. No final
-    answer, or one that omits a fact, fails with ``missing_answer_fact``; an unresolved check (no ``expected``) fails
-    too.
+    (case-insensitive words, not negated); :mod:`mantra_env.checks.facts` defines each form. Free text is out of
+    scope. No final answer, or one that omits a fact, fails with ``missing_answer_fact``; an unresolved check (no
+    ``expected``) fails too.
 
     The read ``t(a)`` and the ``path`` say where the facts come from; they are no trace atom. The expected
     values are stored in the check when it is written: the generation pipeline resolves the path on the result

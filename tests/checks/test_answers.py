@@ -172,6 +172,24 @@ def test_an_answer_cannot_be_an_or_operand_in_json_either() -> None:
         ("enum", "in_transit", "Your order is in-transit", True),
         ("enum", "in_transit", "Your order is transiting", False),
         ("enum", "basic_economy", "you fly basic economy", True),
+        ("enum", "exchange requested", "An exchange has been requested for it.", True),  # two words between
+        ("enum", "exchange requested", "exchange for the item was requested", False),  # three
+        ("enum", "exchange requested", "requested an exchange", False),  # out of order
+        ("enum", "pending (item modified)", "It is pending (items modified).", True),
+        ("enum", "cancelled", "The order was canceled yesterday.", True),
+        ("enum", "canceled", "The order was cancelled yesterday.", True),
+        ("enum", "cancelled", "The order was cancel", False),
+        ("enum", "amex", "your American Express card", True),
+        ("enum", "American Express", "your Amex card", True),
+        ("enum", "mastercard", "a Master Card ending 1234", True),
+        ("enum", "pending", "The order is no longer pending.", False),
+        ("enum", "pending", "It isn't pending any more.", False),
+        ("enum", "delivered", "It hasn't been delivered yet.", False),
+        ("enum", "delivered", "It has not yet been delivered.", False),
+        ("enum", "delivered", "No, it's delivered.", True),  # the negation is in another clause
+        ("enum", "delivered", "I can't cancel it: it was delivered.", True),
+        ("enum", "pending", "It is not cancelled, it is pending.", True),
+        ("enum", "pending", "Not shipped; pending.", True),
     ],
 )
 def test_typed_matching(kind: Any, value: Any, answer: str, expected: bool) -> None:
@@ -192,6 +210,17 @@ def test_human_forms_are_stated_facts(kind: Any, value: Any, human: str) -> None
     fact = canonical_fact(kind, value)
     assert human_fact(kind, fact) == human
     assert stated(kind, fact, f"It is {human}.")
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True), min_size=1, max_size=4))
+def test_an_enum_value_is_stated_in_its_human_form_and_not_when_negated(words: list[str]) -> None:
+    fact = canonical_fact("enum", "_".join(words))
+    human = human_fact("enum", fact)
+    assert stated("enum", fact, f"Here is what you asked for: status: {human}.")
+    assert stated("enum", fact, f"It is {human.upper()}, as you asked.")
+    assert not stated("enum", fact, f"It is not {human}.")
+    assert not stated("enum", fact, f"It is no longer {human}.")
 
 
 def test_done_fails_a_wrong_answer_fails_and_the_right_facts_in_other_words_pass() -> None:
