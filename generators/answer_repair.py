@@ -11,6 +11,12 @@ the reads of the oracle's plan, when there are none), as the compliant run sees 
 answer lists the case's ANSWER checks anew; each must resolve on those results (the answer check says which does
 not), and they replace the case's old ones. ANSWER checks are outside the trace formula, so the case's validation
 stands as it is.
+
+Two gated additions (off when absent, so older recordings replay): ``checks.refuse_echoed_facts`` also sends back an
+ANSWER check whose every fact the customer's request already states (a zip code the customer typed is no evidence
+the agent read the address), and refuses a rewritten one that does; ``checks.answer_on_refusals`` sends a case whose
+compliant run declines (its oracle writes nothing) and that has no ANSWER check once, for the fact that decides the
+refusal (an agent that claims the refused change was made then fails); its writer may answer none.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches, parse_check
+from mantra_env.checks.facts import stated
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
-from mantra_env.generators.answer_gate import replayed, unresolved_answers
+from mantra_env.generators.answer_gate import AnswerUnresolved, replayed, unresolved_answers, with_answer_facts
 from mantra_env.generators.llm import AnswerCheck, LLMClient, RepairNeeded
 from mantra_env.generators.prompts import SINGLE_TURN, Messages, check_language
 from mantra_env.trace import ToolCall
@@ -52,6 +59,8 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
 
     case: Case
     domain: str
+    refuse_echoes: bool = Field(default=False, exclude_if=lambda on: not on)
+    may_be_empty: bool = Field(default=False, exclude_if=lambda on: not on)
 
     @cached_property
     def _domain(self) -> Domain:
@@ -62,7 +71,7 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
 
     def check(self, value: AnswerChecks) -> AnswerChecks:
         problems = []
-        if not value.answers:
+        if not value.answers and not self.may_be_empty:
             problems.append("give at least one ANSWER check: the customer asked to be told something")
         reads = {spec.name for spec in self._domain.tool_specs() if spec.kind == "read"}
         trial: list[CaseCheck] = []  # the well-formed answers, resolved below on one replay of the case
@@ -79,7 +88,10 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
             else:
                 trial.append(CaseCheck(id=f"answer{k}", check=parsed))
         if trial:
-            for problem in unresolved_answers(self.case.model_copy(update={"checks": trial}), self._domain):
+            tried = self.case.model_copy(update={"checks": trial})
+            unresolved = unresolved_answers(tried, self._domain)
+            echoed = echoed_answers(tried, self._domain) if self.refuse_echoes and not unresolved else []
+            for problem in [*unresolved, *echoed]:
                 number, _, why = problem.removeprefix("check answer").partition(": ")
                 problems.append(f"answers[{number}]: {why}")
         if problems:
@@ -90,12 +102,58 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
         return "one JSON object fitting the schema whose answers are ANSWER checks resolving on the results shown"
 
 
-def needs_repair(case: Case, domain: Domain, asks_for_information: bool) -> list[str]:
+DECLINED = (
+    "the compliant run declines this request (it changes nothing), and no ANSWER check grades what the agent tells "
+    "the customer, so an agent that claims the change was made passes"
+)
+
+
+def needs_repair(
+    case: Case,
+    domain: Domain,
+    asks_for_information: bool,
+    refuse_echoes: bool = False,
+    answer_refusals: bool = False,
+) -> list[str]:
     """What is wrong with ``case``'s ANSWER checks (empty: nothing): each that does not resolve, or none at all
-    when the request asks to be told facts."""
+    when the request asks to be told facts; with ``refuse_echoes`` each whose facts the request already states;
+    with ``answer_refusals`` none at all on a case whose compliant run declines (:data:`DECLINED`)."""
     if not any(isinstance(entry.check, Answer) for entry in case.checks):
-        return ["the request asks to be told facts, but no ANSWER check grades them"] if asks_for_information else []
-    return unresolved_answers(case, domain)
+        if asks_for_information:
+            return ["the request asks to be told facts, but no ANSWER check grades them"]
+        return [DECLINED] if answer_refusals and declines(case, domain) else []
+    return unresolved_answers(case, domain) or (echoed_answers(case, domain) if refuse_echoes else [])
+
+
+def declines(case: Case, domain: Domain) -> bool:
+    """Whether ``case``'s compliant run makes calls and no write (False when the case has no plan)."""
+    kinds = {spec.name: spec.kind for spec in domain.tool_specs()}
+    calls = replayed(case, domain)
+    return bool(calls) and all(kinds.get(call.tool) != "write" for call in calls)
+
+
+def echoed_answers(case: Case, domain: Domain) -> list[str]:
+    """Each ANSWER check of ``case`` whose every fact its scenario prompt already states (by the grader's own
+    matching): an agent that repeats the customer's words would pass it without a read. Checks that do not
+    resolve are not reported here (:func:`~mantra_env.generators.answer_gate.unresolved_answers` reports them)."""
+    try:
+        resolved = with_answer_facts(case, domain)
+    except AnswerUnresolved:
+        return []
+    problems = []
+    for entry in resolved.checks:
+        check = entry.check
+        if (
+            isinstance(check, Answer)
+            and check.expected
+            and all(stated(check.kind, fact, case.scenario.prompt) for fact in check.expected)
+        ):
+            problems.append(
+                f"check {entry.id}: the customer's request already states {', '.join(check.expected)} "
+                f"({check.kind} at {check.path}), so an agent that repeats the request passes it without reading "
+                "anything; name a fact only the read returns (another field of that record)"
+            )
+    return problems
 
 
 def _shown(call: ToolCall) -> str:
@@ -130,6 +188,8 @@ def _reads(case: Case, domain: Domain) -> list[ToolCall]:
 def prompt(case: Case, domain: Domain, problems: Sequence[str]) -> Messages:
     answers = [entry.text for entry in case.checks if isinstance(entry.check, Answer)]
     results = "\n\n".join(_shown(call) for call in _reads(case, domain)) or "(the compliant run makes no read)"
+    if list(problems) == [DECLINED]:
+        return _refusal_prompt(case, results)
     return [
         {
             "role": "system",
@@ -156,8 +216,37 @@ def prompt(case: Case, domain: Domain, problems: Sequence[str]) -> Messages:
     ]
 
 
+def _refusal_prompt(case: Case, results: str) -> Messages:
+    return [
+        {
+            "role": "system",
+            "content": "You wrote the checks of a test scenario for an agent that follows a manual with tools. A "
+            "compliant agent declines this customer's request, and nothing grades what it tells the customer, so an "
+            "agent that claims it made the change passes. An ANSWER check says which fact the final answer must "
+            "state: it names a read, a path into that read's JSON result and the fact's kind; the pipeline then "
+            "reads the expected value from the database. Below are the real results of the compliant run's reads. "
+            "If a fact of those results decides the refusal (an order's status, a payment method's kind, a date "
+            "past a limit), give one ANSWER check for it: a compliant agent states it when it explains why it "
+            "declines. Use a path the result has (.name for a field, or for a mapping's key that is a name; [k] for a "
+            "list's k-th element or a mapping's numeric key; [*] for every element). Never free text (names, "
+            "addresses), and never a fact the customer's request already states. If the manual forbids the request "
+            "whatever the records say, answer with an empty list. " + SINGLE_TURN + "\n\n" + check_language(True),
+        },
+        {
+            "role": "user",
+            "content": f"Scenario prompt:\n{case.scenario.prompt}\n\nResults of the reads:\n{results}",
+        },
+    ]
+
+
 async def repair_answers(
-    client: LLMClient, case: Case, scenario_id: str, domain: Domain, problems: Sequence[str], written_by: str | None
+    client: LLMClient,
+    case: Case,
+    scenario_id: str,
+    domain: Domain,
+    problems: Sequence[str],
+    written_by: str | None,
+    refuse_echoes: bool = False,
 ) -> Case:
     """``case`` with its ANSWER checks replaced by the writer's (ids ``answer_1``, ...; ``written_by`` when the
     export records provenance).
@@ -166,7 +255,9 @@ async def repair_answers(
         AnswerPending: an exchange writer has not answered yet.
         GenerationError: the writer kept giving unusable answers.
     """
-    check = AnswerRepairCheck(case=case, domain=domain.name)
+    check = AnswerRepairCheck(
+        case=case, domain=domain.name, refuse_echoes=refuse_echoes, may_be_empty=list(problems) == [DECLINED]
+    )
     answer = await client.generate(STAGE, scenario_id, prompt(case, domain, problems), check)
     kept = [entry for entry in case.checks if not isinstance(entry.check, Answer)]
     taken = {entry.id for entry in kept}

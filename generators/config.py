@@ -257,6 +257,31 @@ class CheckSettings(_Strict):
         description="Warn (in the checks artifact and session.log) about checks that pin a free-text "
         "parameter (x-free-text): a correct agent words it otherwise.",
     )
+    refuse_echoed_facts: bool = Field(
+        default=False,
+        description="With repair_answer_checks: an ANSWER check whose every fact the customer's request already "
+        "states (the zip code the customer typed) is no evidence the agent read anything, so it goes back to the "
+        "checks writer (stage answer_repair) like one that does not resolve, and a rewritten one must not echo "
+        "the request either.",
+    )
+    answer_on_refusals: bool = Field(
+        default=False,
+        description="With repair_answer_checks: a case whose compliant run declines (its oracle writes nothing; "
+        "not an information request) and that has no ANSWER check goes to the checks writer (stage "
+        "answer_repair) once, asking for the fact that decides the refusal (an order's status, a payment "
+        "method), so an agent that claims the refused change was made fails; the writer may answer none when "
+        "the manual forbids the request whatever the records say.",
+    )
+
+    @model_validator(mode="after")
+    def _repairs_need_their_stage(self) -> CheckSettings:
+        for key in ("refuse_echoed_facts", "answer_on_refusals"):
+            if getattr(self, key) and not (self.answer_checks and self.repair_answer_checks):
+                raise ValueError(
+                    f"checks.{key} works through the answer_repair stage: set checks.answer_checks and "
+                    "checks.repair_answer_checks to true as well (or remove the key)"
+                )
+        return self
 
 
 class ReferenceSettings(_Strict):

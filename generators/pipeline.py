@@ -530,12 +530,17 @@ class Pipeline:
         written_by = STAGE_ANSWER_REPAIR if self.config.export.check_provenance else None
 
         async def one(case: Case) -> Case | None:
-            problems = needs_repair(case, self.domain, case.id in information)
+            settings = self.config.checks
+            problems = needs_repair(
+                case, self.domain, case.id in information, settings.refuse_echoed_facts, settings.answer_on_refusals
+            )
             if not problems:
                 return case
             scenario_id = case.id.removeprefix(f"{self.config.export.suite_name}-")
             try:
-                return await repair_answers(self.client, case, scenario_id, self.domain, problems, written_by)
+                return await repair_answers(
+                    self.client, case, scenario_id, self.domain, problems, written_by, settings.refuse_echoed_facts
+                )
             except AnswerPending as pending:
                 self.pending.update(pending.keys)
             except GenerationError as error:  # unusable answers: the export refuses the case, as before

@@ -15,8 +15,15 @@ from mantra_env.case import Case, CaseCheck, Scenario
 from mantra_env.checks import Answer
 from mantra_env.domains import load_domain
 from mantra_env.generators.answer_gate import answer_gate
-from mantra_env.generators.answer_repair import STAGE, AnswerChecks, AnswerRepairCheck, needs_repair, repair_answers
-from mantra_env.generators.config import STAGES, GenerationConfig
+from mantra_env.generators.answer_repair import (
+    DECLINED,
+    STAGE,
+    AnswerChecks,
+    AnswerRepairCheck,
+    needs_repair,
+    repair_answers,
+)
+from mantra_env.generators.config import STAGES, CheckSettings, GenerationConfig
 from mantra_env.generators.exchange import ROLES
 from mantra_env.generators.llm import AnswerCheck, RepairNeeded
 
@@ -138,3 +145,84 @@ def test_a_mutant_answers_from_its_own_reads() -> None:
     assert grade_case(twice, case, DOMAIN.tool_specs()).passed
     verdict = grade_case(dropped, case, DOMAIN.tool_specs())
     assert not verdict.passed and "fact0" in [failure.check_id for failure in verdict.failures()]
+
+
+ECHOED = "When do I fly on reservation BW0ESI? I believe it is May 24, 2026."
+FLIGHT = f"ANSWER {READ}.flights[*].flight_number AS identifier"
+
+
+def test_with_refuse_echoed_facts_a_fact_the_request_states_goes_back_and_may_not_come_back() -> None:
+    """The customer typed the date: an agent that repeats the request would pass a check on it without a read."""
+    case = _case(RIGHT).model_copy(update={"scenario": Scenario(prompt=ECHOED, internal={})})
+    assert needs_repair(case, DOMAIN, asks_for_information=True) == []  # the key off: as before
+    (problem,) = needs_repair(case, DOMAIN, asks_for_information=True, refuse_echoes=True)
+    assert problem.startswith("check fact0: the customer's request already states 2026-05-24")
+    assert not needs_repair(_case(RIGHT), DOMAIN, asks_for_information=True, refuse_echoes=True)  # not stated
+
+    check = AnswerRepairCheck(case=case, domain="airline", refuse_echoes=True)
+    with pytest.raises(RepairNeeded, match=re.escape("answers[0]: the customer's request already states")):
+        check.check(AnswerChecks(answers=[RIGHT]))
+    with pytest.raises(RepairNeeded, match=re.escape("answers[0]")):  # beside a fact it lacks: still an echo
+        check.check(AnswerChecks(answers=[RIGHT, FLIGHT]))
+    assert check.check(AnswerChecks(answers=[FLIGHT])).answers == [FLIGHT]
+    writer = Writer([FLIGHT])
+    repaired = asyncio.run(
+        repair_answers(writer, case, "s000-1", DOMAIN, [problem], None, refuse_echoes=True)  # type: ignore[arg-type]
+    )
+    assert [entry.text for entry in repaired.checks if isinstance(entry.check, Answer)] == [FLIGHT]
+    again = AnswerRepairCheck.model_validate(json.loads(check.model_dump_json()))
+    assert again.refuse_echoes and "refuse_echoes" not in AnswerRepairCheck(case=case, domain="airline").model_dump()
+
+
+STATUS = f"ANSWER {READ}.cabin AS enum"
+
+
+def _declined() -> Case:
+    return Case(
+        id="generated-s000-2",
+        domain="airline",
+        scenario=Scenario(prompt="Please upgrade reservation BW0ESI to business for free.", internal={}),
+        checks=[
+            CaseCheck(id="read", check=READ),
+            CaseCheck(id="no_change", check="NO-CALL update_reservation_flights()"),
+        ],
+        world_model="(model (goal true))",
+    )
+
+
+def test_with_answer_on_refusals_a_declined_case_is_asked_once_for_the_deciding_fact_and_may_have_none() -> None:
+    case = _declined()
+    assert needs_repair(case, DOMAIN, asks_for_information=False) == []  # the key off: as before
+    assert needs_repair(case, DOMAIN, asks_for_information=False, answer_refusals=True) == [DECLINED]
+    acting = case.model_copy(
+        update={
+            "checks": [
+                *case.checks[:1],
+                CaseCheck(id="cancel", check='CALL cancel_reservation(reservation_id="BW0ESI")'),
+            ]
+        }
+    )
+    assert needs_repair(acting, DOMAIN, asks_for_information=False, answer_refusals=True) == []  # its oracle writes
+
+    writer = Writer([STATUS])
+    repaired = asyncio.run(repair_answers(writer, case, "s000-2", DOMAIN, [DECLINED], "answer_repair"))  # type: ignore[arg-type]
+    ((_, _, messages),) = writer.asked
+    assert "declines" in messages[0]["content"] and "empty list" in messages[0]["content"]
+    assert '"cabin": "basic_economy"' in messages[1]["content"]  # the compliant run's read, as it sees it
+    assert [entry.id for entry in repaired.checks] == ["read", "no_change", "answer_1"]
+    kept, refused = answer_gate([repaired], DOMAIN, set())
+    assert not refused and kept[0].checks[2].check.expected == ("basic economy",)  # type: ignore[union-attr]
+    assert not needs_repair(repaired, DOMAIN, asks_for_information=False, answer_refusals=True)
+
+    none = asyncio.run(repair_answers(Writer([]), case, "s000-2", DOMAIN, [DECLINED], None))  # type: ignore[arg-type]
+    assert none.checks == case.checks  # the manual forbids it whatever the records say: nothing to state
+    with pytest.raises(RepairNeeded, match="at least one ANSWER check"):  # an information request needs one
+        AnswerRepairCheck(case=case, domain="airline").check(AnswerChecks(answers=[]))
+
+
+@pytest.mark.parametrize("key", ["refuse_echoed_facts", "answer_on_refusals"])
+def test_the_answer_repair_keys_need_the_stage(key: str) -> None:
+    with pytest.raises(ValueError, match=f"checks.{key} works through the answer_repair stage"):
+        CheckSettings.model_validate({key: True})
+    on = {"answer_checks": True, "repair_answer_checks": True, key: True}
+    assert getattr(CheckSettings.model_validate(on), key) is True
