@@ -207,6 +207,16 @@ class ValidationSettings(_Strict):
             " to true in new configs; off when absent, so older recordings replay."
         ),
     )
+    judge_scope_rules: bool = Field(
+        default=False,
+        description=(
+            "Every judge of validation and of the mutation audit is also told that the sample's scenarios share"
+            " one world model (an edit there binds them all; a condition serving another scenario is no reason"
+            " for a check in this one), that a check enforces a rule the excerpt states (quoted in the reason),"
+            " that reads may come in any order the tools allow, and is shown every tool of the domain. Set it to"
+            " true in new configs; off when absent, so older recordings replay."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)

@@ -162,8 +162,10 @@ async def audit_cases(
     refuse_invented_ids: bool = False,
     witness_at_own_length: bool = False,
     array_relevancy: bool = False,
+    judge_scope_rules: bool = False,
 ) -> tuple[list[Case], dict[str, str]]:
-    """The cases after the audit, and case id → reason of each case the judge declared invalid.
+    """The cases after the audit, and case id → reason of each case the judge declared invalid (with
+    ``judge_scope_rules``, config ``validation.judge_scope_rules``, the judges get :func:`prompts.judge_scope`).
 
     Raises:
         AnswerPending: some judge has not answered yet (every request is written before this is raised).
@@ -189,7 +191,12 @@ async def audit_cases(
         context = contexts[audited.id]
         checks_text = "\n".join(f"{entry.id}: {entry.text}" for entry in original.checks)
         messages = prompts.mutation_audit(
-            context.excerpt, original.world_model, context.scenario, checks_text, survivors_text(survivors)
+            context.excerpt,
+            original.world_model,
+            context.scenario,
+            checks_text,
+            survivors_text(survivors),
+            prompts.judge_scope(tools) if judge_scope_rules else "",
         )
         check = MutationAuditCheck(
             model=original.world_model, checks=list(original.checks), scenario=context.scenario_id, tools=list(tools)

@@ -517,6 +517,7 @@ class Pipeline:
                 settings.refuse_invented_ids,
                 settings.witness_at_own_length,
                 settings.array_relevancy,
+                settings.judge_scope_rules,
             )
         except AnswerPending as pending:
             self.pending.update(pending.keys)

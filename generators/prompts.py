@@ -296,7 +296,28 @@ _EDITS = (
 )
 
 
-def world_model_repair(excerpt: str, model: str, conflicts: str) -> Messages:
+def judge_scope(tools: Sequence[ToolSpec]) -> str:
+    """The rules every judge of a sample is given with config ``validation.judge_scope_rules`` (appended to its
+    system message; empty without the key, so older recordings replay): the sample's scenarios share one world
+    model, a judge's edit binds them all, and an order of reads needs a rule of the manual, which the domain's
+    whole tool list lets the judge check (retail v5's s068-2 got a check that the order be read before the product,
+    from a premise that no other tool yields the product id; list_all_product_types does)."""
+    return (
+        "\n\nScope of your edits:\n"
+        "- The world model is shared by every scenario of this sample; the scenario shown is one of them. An edit to "
+        "the world model binds them all: make it only for a rule the excerpt states for every such request, never "
+        "for what one customer says or one scenario needs. A condition of the world model that serves another "
+        "scenario is no reason to add a check to this one.\n"
+        "- A check you add or keep enforces a rule the excerpt states: quote it in your reason. Reads may come in "
+        "any order the tools allow: never require one read before another because it supplies an identifier when "
+        "another tool of the domain also yields it (all the domain's tools are listed below).\n"
+        "- When the excerpt is silent, relax rather than tighten: a check that fails a correct agent is as wrong as "
+        "one that passes a wrong agent.\n\n"
+        "The domain's tools:\n" + tool_block(tools)
+    )
+
+
+def world_model_repair(excerpt: str, model: str, conflicts: str, scope: str = "") -> Messages:
     return [
         {
             "role": "system",
@@ -307,13 +328,16 @@ def world_model_repair(excerpt: str, model: str, conflicts: str) -> Messages:
             "repair. If the world model is right and the checks are too weak, answer locus checks with no edits.\n\n"
             + _EDITS
             + "\n\n"
-            + DSL_LANGUAGE,
+            + DSL_LANGUAGE
+            + scope,
         },
         {"role": "user", "content": f"Excerpt:\n{excerpt}\n\nWorld model:\n{model}\n\nConflicts:\n{conflicts}"},
     ]
 
 
-def check_resolution(excerpt: str, model: str, scenario: str, checks_text: str, witness: str) -> Messages:
+def check_resolution(
+    excerpt: str, model: str, scenario: str, checks_text: str, witness: str, scope: str = ""
+) -> Messages:
     return [
         {
             "role": "system",
@@ -321,7 +345,7 @@ def check_resolution(excerpt: str, model: str, scenario: str, checks_text: str, 
             "conflict: the trace below satisfies the scenario's checks but violates the world model. Identify the "
             "checks responsible and answer locus checks with localized edits to those checks only (add a missing "
             "ordering or forbidden call, tighten or replace a check). Answer scenario_invalid if the scenario "
-            "cannot be fixed.\n\n" + _EDITS + "\n\n" + CHECK_LANGUAGE,
+            "cannot be fixed.\n\n" + _EDITS + "\n\n" + CHECK_LANGUAGE + scope,
         },
         {
             "role": "user",
@@ -331,7 +355,9 @@ def check_resolution(excerpt: str, model: str, scenario: str, checks_text: str, 
     ]
 
 
-def backward_audit(excerpt: str, model: str, scenario: str, checks_text: str, check_id: str, witness: str) -> Messages:
+def backward_audit(
+    excerpt: str, model: str, scenario: str, checks_text: str, check_id: str, witness: str, scope: str = ""
+) -> Messages:
     return [
         {
             "role": "system",
@@ -342,7 +368,7 @@ def backward_audit(excerpt: str, model: str, scenario: str, checks_text: str, ch
             "includes a goal too weak to say what the manual makes a compliant run do even when nothing changes "
             "(a refusal still identifies the customer and reads the record it refuses: add_goal with the variable "
             "that records that read); or "
-            "answer none if you cannot tell.\n\n" + _EDITS,
+            "answer none if you cannot tell.\n\n" + _EDITS + scope,
         },
         {
             "role": "user",
@@ -365,7 +391,9 @@ def fix_edits(previous: str, error: str) -> Messages:
     ]
 
 
-def mutation_audit(excerpt: str, model: str, scenario: str, checks_text: str, survivors: str) -> Messages:
+def mutation_audit(
+    excerpt: str, model: str, scenario: str, checks_text: str, survivors: str, scope: str = ""
+) -> Messages:
     """The mutation audit's judge (stage ``mutation_audit``, :mod:`mantra_env.generators.mutation_audit`): the plausible
     traces of one validated case that its verdict judges otherwise than the replay and the world model."""
     return [
@@ -388,7 +416,8 @@ def mutation_audit(excerpt: str, model: str, scenario: str, checks_text: str, su
             + "\n\n"
             + DSL_LANGUAGE
             + "\n\n"
-            + CHECK_LANGUAGE,
+            + CHECK_LANGUAGE
+            + scope,
         },
         {
             "role": "user",

@@ -25,6 +25,7 @@ forward query and every backward query are consistent and a compliant trace exis
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 from collections.abc import Sequence
@@ -282,6 +283,11 @@ class _Loop:
         """The shared model with ``sid``'s goal: what the solver and that scenario's judges see."""
         return with_goal(self.model, self.goals.get(sid, []))
 
+    @functools.cached_property
+    def _scope(self) -> str:
+        """The judges' scope rules (config ``validation.judge_scope_rules``; empty without it)."""
+        return prompts.judge_scope(self.data.tools) if self.settings.judge_scope_rules else ""
+
     def _checks_text(self, sid: str) -> str:
         return "\n".join(f"{entry.id}: {entry.text}" for entry in self.checks[sid])
 
@@ -401,7 +407,7 @@ class _Loop:
                 _Ask(
                     "conflict_resolution",
                     f"{self.data.sample_id}/r{self.round}",
-                    prompts.world_model_repair(self.data.excerpt, format_model(self.model), listing),
+                    prompts.world_model_repair(self.data.excerpt, format_model(self.model), listing, self._scope),
                 )
             ]
         )
@@ -416,6 +422,7 @@ class _Loop:
                 scenario_text(self.scenarios[sid]),
                 self._checks_text(sid),
                 result.witness.render(),
+                self._scope,
             )
             asks.append(_Ask("locus_reassessment", f"{sid}/r{self.round}", messages, sid))
         await self.repair(asks)
@@ -437,6 +444,7 @@ class _Loop:
                     self._checks_text(sid),
                     str(result.check_id),
                     result.witness.render(),
+                    self._scope,
                 )
                 subject = f"{sid}/{result.check_id}/r{self.round}"
                 asks.append(_Ask("backward_audit", subject, messages, sid, str(result.check_id)))

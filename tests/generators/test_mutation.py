@@ -137,10 +137,14 @@ class Judge:
         return answer.check(self.repair)
 
 
-def run_audit(case: Case, repair: Repair | None) -> tuple[list[Case], dict[str, str], Judge]:
+def run_audit(
+    case: Case, repair: Repair | None, judge_scope_rules: bool = False
+) -> tuple[list[Case], dict[str, str], Judge]:
     judge = Judge(repair)
     context = {case.id: AuditContext("s000-1", "(excerpt)", "(scenario)")}
-    kept, invalid = asyncio.run(audit_cases(judge, [case], DOMAIN, TOOLS, context, 16, 20_000))  # type: ignore[arg-type]
+    kept, invalid = asyncio.run(
+        audit_cases(judge, [case], DOMAIN, TOOLS, context, 16, 20_000, judge_scope_rules=judge_scope_rules)  # type: ignore[arg-type]
+    )
     return kept, invalid, judge
 
 
@@ -154,6 +158,15 @@ def test_surviving_mutants_go_to_one_judge_request_per_case(case: Case) -> None:
     entry = kept[0].validation.history[-1]
     assert entry["stage"] == "mutation_audit" and entry["outcome"] == "verdict declared right"
     assert kept[0].checks == weak.checks
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_the_judge_gets_the_scope_rules_only_with_the_key_on(case: Case, scoped: bool) -> None:
+    _, _, judge = run_audit(survivor_case(case), Repair(locus="none", reason="fine"), judge_scope_rules=scoped)
+    (asked,) = judge.asked
+    system = asked[2][0]["content"]
+    assert ("Scope of your edits" in system) is scoped
+    assert all((f"- {spec.name}(" in system) is scoped for spec in TOOLS)
 
 
 def test_a_case_without_survivors_asks_nothing(case: Case) -> None:

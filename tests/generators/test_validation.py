@@ -410,3 +410,27 @@ def test_a_query_out_of_its_budget_is_an_answer(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(validation, "CaseSolver", OutOfBudget)
     solved = solve([], SolverJob(arguments={}, forward=None, backward=True))
     assert solved.forward is not None and solved.forward.reason == "canceled"
+
+
+class RecordingJudge(UndecidedJudge):
+    """An undecided judge that keeps each request's stage and system message."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+        self.asked.append((stage, messages[0]["content"]))
+        return await super().generate(stage, subject, messages, answer)
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_the_judges_get_the_scope_rules_and_every_domain_tool_only_with_the_key_on(scoped: bool) -> None:
+    """Retail v5's s068-2 got a check that its order be read before the product, from a judge's premise that no
+    other tool yields the product id (one does: list_all_product_types)."""
+    judge = RecordingJudge()
+    data = _refusal_case()
+    asyncio.run(validate_sample(judge, data, ValidationSettings(n_rounds=1, judge_scope_rules=scoped)))  # type: ignore[arg-type]
+    assert judge.asked, "the sample's audit asks a judge"
+    for stage, system in judge.asked:
+        assert ("Scope of your edits" in system) is scoped, stage
+        assert all((f"- {spec.name}(" in system) is scoped for spec in data.tools if spec.name not in data.world.model)
