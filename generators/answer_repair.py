@@ -85,6 +85,12 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
                 problems.append(f"answers[{k}] is not an ANSWER check; write ANSWER CALL read(args).path AS kind")
             elif parsed.read.tool not in reads:
                 problems.append(f"answers[{k}]: {parsed.read.tool!r} is not a read tool of the domain")
+            elif self.may_be_empty and _record_key(parsed):
+                problems.append(
+                    f"answers[{k}]: {parsed.path} is a record's internal id, which a compliant agent that declines "
+                    "need not tell the customer; name what decides the refusal in words the customer knows (a "
+                    "status, a method's kind or brand, an amount, a date), or answer with none"
+                )
             else:
                 trial.append(CaseCheck(id=f"answer{k}", check=parsed))
         if trial:
@@ -106,6 +112,12 @@ DECLINED = (
     "the compliant run declines this request (it changes nothing), and no ANSWER check grades what the agent tells "
     "the customer, so an agent that claims the change was made passes"
 )
+
+
+def _record_key(check: Answer) -> bool:
+    """Whether ``check`` names an identifier read from a field named ``id`` or ``*_id`` (``payment_method_id``)."""
+    field = check.path.rsplit(".", 1)[-1].split("[", 1)[0]
+    return check.kind == "identifier" and (field == "id" or field.endswith("_id"))
 
 
 def needs_repair(

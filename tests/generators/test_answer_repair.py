@@ -226,3 +226,18 @@ def test_the_answer_repair_keys_need_the_stage(key: str) -> None:
         CheckSettings.model_validate({key: True})
     on = {"answer_checks": True, "repair_answer_checks": True, key: True}
     assert getattr(CheckSettings.model_validate(on), key) is True
+
+
+def test_a_declined_case_names_no_internal_id_as_its_deciding_fact() -> None:
+    """Retail's first v6 answers named credit_card_1386897 where a compliant agent says "your Visa"."""
+    check = AnswerRepairCheck(case=_declined(), domain="airline", may_be_empty=True)
+    paid = f"ANSWER {READ}.payment_history[0].payment_id AS identifier"
+    with pytest.raises(
+        RepairNeeded, match=re.escape("answers[0]: payment_history[0].payment_id is a record's internal id")
+    ):
+        check.check(AnswerChecks(answers=[paid]))
+    assert check.check(AnswerChecks(answers=[STATUS])).answers == [STATUS]
+    flight = f"ANSWER {READ}.flights[0].flight_number AS identifier"  # an identifier the customer knows
+    assert check.check(AnswerChecks(answers=[flight])).answers == [flight]
+    info = AnswerRepairCheck(case=_case(), domain="airline")  # an information request may ask for an id
+    assert info.check(AnswerChecks(answers=[paid])).answers == [paid]
