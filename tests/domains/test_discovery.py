@@ -146,7 +146,7 @@ def test_a_name_defined_twice_is_refused_naming_both_places(user_domains: Path) 
         load_domain("operations")
     with pytest.warns(UserWarning, match="defined 2 times"):
         ids = register_shipped_suites()  # import mantra_env must not fail on a user's folder
-    assert "mantra/retail-v7" in ids and "mantra/operations-v2" not in ids
+    assert "mantra/retail-v8" in ids and "mantra/operations-v2" not in ids
 
 
 def test_a_domain_with_suites_but_no_default_says_how_to_declare_one(user_domains: Path) -> None:

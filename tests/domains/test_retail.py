@@ -789,5 +789,5 @@ def test_the_retail_domain_runs_its_generated_suite_by_name() -> None:
     assert domain is DOMAIN and domain.default_suite == "generated" and len(suite.cases) == 260
     reviewed = sum(case.validation.reviewer is not None for case in suite.cases)  # accepted in the review app
     assert reviewed == suite.manifest.stage_counts["human_validated"]  # v2: none (v1's review fitted v1's checks)
-    env = gym.make("mantra/retail-v7").unwrapped
+    env = gym.make("mantra/retail-v8").unwrapped
     assert [case.id for case in env.suite.cases] == [case.id for case in suite.cases]  # type: ignore[attr-defined]

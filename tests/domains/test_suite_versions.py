@@ -31,6 +31,7 @@ PINNED: dict[str, dict[int, str]] = {
         3: "fef5f378ca2fccf0dd2c2debda04e168613d2f16b0db49570a8629828aed169f",
         4: "6cc9abcd7eba61cc5f88690b5a02afdcda1ac47a7d6b3c035eccceed43d95b79",  # the re-audit (issue 33)
         5: "4e6b2d43273e1414752768c3c52f430ce3075719be9490f4a841c9426ab04a68",  # 28 samples more (issue 33)
+        6: "b4f4f1beed9114e95b78c55cc839a8052b8d9954da86dd4fc74c39102d15ac0b",  # answer checks on declines (issue 33)
     },
     "telecom/generated": {
         0: "61beb6d2f014c5a8cec72df19a9c9f91e63e914eef0347d10f482ae6954d6d3a",

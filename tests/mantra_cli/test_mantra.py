@@ -99,7 +99,7 @@ def test_suites_lists_the_shipped_suites(capsys: pytest.CaptureFixture[str]) -> 
     ]  # fmt: skip
     assert lines[3].split() == ["operations", "operations/generated", "1", "86", "operations/generated-v3"]
     assert lines[4].split() == [
-        "retail", "retail/generated", "*", "5", "260", "mantra/retail-v7,", "retail/generated-v7"
+        "retail", "retail/generated", "*", "6", "260", "mantra/retail-v8,", "retail/generated-v8"
     ]  # fmt: skip
     assert lines[5].split() == [
         "telecom", "telecom/generated", "*", "1", "63", "mantra/telecom-v3,", "telecom/generated-v3"
