@@ -175,7 +175,7 @@ def _retail_cases(count: int | None = None) -> tuple[Domain, list[Case]]:
 def test_the_refusal_share_counts_the_cases_whose_oracle_writes_nothing() -> None:
     domain, cases = _retail_cases()
     counts = outcome_counts(cases, domain, {cases[0].id: "refusal", cases[1].id: "action"})
-    # the shipped retail suite (v5 and v6; v4 held 62 refusals of 160 cases, v3 46 of 80): 90 of its 260 cases are refusals
+    # the shipped retail suite (v5, v6; v4 held 62 refusals of 160 cases, v3 46 of 80): 90 of its 260 are refusals
     assert (counts["refusals"], len(cases)) == (90, 260)
     assert (counts["intended_refusal"], counts["intended_action"], counts["intended_information"]) == (1, 1, 0)
 
