@@ -217,6 +217,15 @@ class ValidationSettings(_Strict):
             " true in new configs; off when absent, so older recordings replay."
         ),
     )
+    fix_repair_shows_model: bool = Field(
+        default=False,
+        description=(
+            "A judge whose edits were rejected (stage fix_repair) also sees the world model and the scenario's"
+            " checks they apply to, instead of only its repair and the error (the airline re-audit's judges took"
+            " indices and parameter names on trust). Set it to true in new configs; off when absent, so older"
+            " recordings replay."
+        ),
+    )
     n_rounds: int = Field(default=5, ge=1)
     z3_trace_bound: int = Field(default=16, ge=1, le=256)
     timeout_ms: int = Field(default=20_000, ge=100)

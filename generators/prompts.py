@@ -378,7 +378,10 @@ def backward_audit(
     ]
 
 
-def fix_edits(previous: str, error: str) -> Messages:
+def fix_edits(previous: str, error: str, model: str = "") -> Messages:
+    """A rejected repair back to its judge; with ``model`` (config ``validation.fix_repair_shows_model``) also the
+    world model and checks its edits apply to, so indices and names can be read, not taken on trust."""
+    shown = f"\n\nThe world model and checks your edits apply to:\n{model}" if model else ""
     return [
         {
             "role": "system",
@@ -387,7 +390,7 @@ def fix_edits(previous: str, error: str) -> Messages:
             + "\n\n"
             + DSL_LANGUAGE,
         },
-        {"role": "user", "content": f"Your repair:\n{previous}\n\nWhy it was rejected:\n{error}"},
+        {"role": "user", "content": f"Your repair:\n{previous}\n\nWhy it was rejected:\n{error}{shown}"},
     ]
 
 

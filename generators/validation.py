@@ -288,6 +288,15 @@ class _Loop:
         """The judges' scope rules (config ``validation.judge_scope_rules``; empty without it)."""
         return prompts.judge_scope(self.data.tools) if self.settings.judge_scope_rules else ""
 
+    def _edited(self, sid: str | None) -> str:
+        """What a rejected repair's edits apply to, shown to its judge with ``validation.fix_repair_shows_model``:
+        the world model (with the scenario's goal) and the scenario's checks; empty without the key."""
+        if not self.settings.fix_repair_shows_model:
+            return ""
+        if sid is None:
+            return format_model(self.model)
+        return f"{format_model(self._with_goal(sid))}\n\nChecks:\n{self._checks_text(sid)}"
+
     def _checks_text(self, sid: str) -> str:
         return "\n".join(f"{entry.id}: {entry.text}" for entry in self.checks[sid])
 
@@ -312,7 +321,7 @@ class _Loop:
             repair = await self.client.generate(
                 "fix_repair",
                 f"{ask.subject}/fix{attempt + 1}",
-                prompts.fix_edits(repair.model_dump_json(), error),
+                prompts.fix_edits(repair.model_dump_json(), error, self._edited(ask.sid)),
                 RepairCheck(),
             )
 

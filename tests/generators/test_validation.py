@@ -434,3 +434,33 @@ def test_the_judges_get_the_scope_rules_and_every_domain_tool_only_with_the_key_
     for stage, system in judge.asked:
         assert ("Scope of your edits" in system) is scoped, stage
         assert all((f"- {spec.name}(" in system) is scoped for spec in data.tools if spec.name not in data.world.model)
+
+
+class RejectedOnceJudge(RecordingJudge):
+    """A judge whose first repair names a condition the model does not have; its fix_repair answers none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fixes: list[str] = []
+
+    async def generate(self, stage: str, subject: str, messages: Any, answer: AnswerCheck[Any]) -> Any:
+        if stage == "fix_repair":
+            self.fixes.append(messages[1]["content"])
+            return answer.check(Repair(locus="none", reason="cannot tell"))
+        bad = {"op": "remove_condition", "tool": "check_inventory", "section": "pre", "index": 99}
+        return answer.check(Repair.model_validate({"locus": "world_model", "reason": "r", "edits": [bad]}))
+
+
+@pytest.mark.parametrize("shown", [False, True])
+def test_a_rejected_repair_goes_back_with_the_model_it_edits_only_with_the_key_on(shown: bool) -> None:
+    judge = RejectedOnceJudge()
+    data = _refusal_case()
+    settings = ValidationSettings(n_rounds=1, fix_repair_shows_model=shown)
+    asyncio.run(validate_sample(judge, data, settings))  # type: ignore[arg-type]
+    assert judge.fixes, "the rejected repair goes back to its judge"
+    for content in judge.fixes:
+        assert "Why it was rejected:" in content and "99" in content  # the error naming the index, as before
+        assert ("The world model and checks your edits apply to:" in content) is shown
+        assert (
+            "(transition check_inventory" in content and 'CALL check_inventory(item_name="desk")' in content
+        ) is shown
