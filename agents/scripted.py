@@ -38,11 +38,13 @@ from mantra_env.tools import ToolSpec, fits_schema
 from mantra_env.trace import ToolCall, ToolError, ToolKind
 
 __all__ = [
+    "CLAIM_DONE",
     "FINAL",
     "REFUSAL",
     "SCRIPTED",
     "Action",
     "ArgumentGap",
+    "ClaimDonePolicy",
     "DeclinePolicy",
     "MissingArguments",
     "NoopPolicy",
@@ -61,6 +63,7 @@ __all__ = [
 ]
 FINAL = {"final_answer": "done"}
 REFUSAL = {"final_answer": REFUSAL_TEXT}
+CLAIM_DONE = {"final_answer": "Done: I've made the change you asked for. Is there anything else I can help with?"}
 
 
 class ScriptedPolicy(ABC):
@@ -199,6 +202,19 @@ class DeclinePolicy(OraclePolicy):
         self._plan = [action for action in self._plan if self._kinds.get(action["tool"]) == "read"]
 
 
+class ClaimDonePolicy(DeclinePolicy):
+    """The false "done": makes the reads the decline baseline makes, writes nothing, and tells the customer the
+    change was made (:data:`CLAIM_DONE`). It fails every case whose oracle writes, and passes a refusal only where
+    nothing grades what the agent tells the customer (no ANSWER check on the fact that decides the refusal, which
+    the generation key ``checks.answer_on_refusals`` asks for): how far a suite believes an agent's word."""
+
+    name = "claim-done"
+
+    def act(self, observation: str) -> Action:
+        action = super().act(observation)
+        return dict(CLAIM_DONE) if "final_answer" in action else action
+
+
 class ReadAllPolicy(ScriptedPolicy):
     """The naive floor: every read tool that the request's identifiers can call (:func:`stated_reads`), once,
     then an answer; no write."""
@@ -242,5 +258,13 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 SCRIPTED: dict[str, type[ScriptedPolicy]] = {
     policy.name: policy
-    for policy in (OraclePolicy, NoopPolicy, RandomPolicy, WriteFirstPolicy, DeclinePolicy, ReadAllPolicy)
+    for policy in (
+        OraclePolicy,
+        NoopPolicy,
+        RandomPolicy,
+        WriteFirstPolicy,
+        DeclinePolicy,
+        ClaimDonePolicy,
+        ReadAllPolicy,
+    )
 }

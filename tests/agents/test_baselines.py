@@ -10,7 +10,16 @@ import pytest
 import mantra_env  # noqa: F401 - registers the shipped suites
 from mantra_env import registration
 from mantra_env.agents.base import play
-from mantra_env.agents.scripted import REFUSAL, SCRIPTED, DeclinePolicy, OraclePolicy, ReadAllPolicy, stated_reads
+from mantra_env.agents.scripted import (
+    CLAIM_DONE,
+    REFUSAL,
+    SCRIPTED,
+    ClaimDonePolicy,
+    DeclinePolicy,
+    OraclePolicy,
+    ReadAllPolicy,
+    stated_reads,
+)
 from mantra_env.case import Case, CaseCheck, PlannedCall, Scenario
 from mantra_env.checks import Answer
 from mantra_env.env import MantraEnv
@@ -52,6 +61,23 @@ def test_decline_is_the_oracle_on_refusal_cases_and_fails_every_action_case(env_
         if not any(isinstance(entry.check, Answer) for entry in case.checks):  # else it states the facts asked for
             assert declined["trace"].final_answer == REFUSAL["final_answer"]
     assert differs == [] and passes_action == []
+
+
+@pytest.mark.parametrize("env_id", GENERATED)
+def test_claim_done_passes_only_refusals_whose_answer_nothing_grades(env_id: str) -> None:
+    """The false "done" makes decline's reads, so it fails what decline fails; it passes a refusal only where no
+    ANSWER check grades what the agent says (retail v6 asked for one on every refusal whose records decide it)."""
+    env = make(env_id)
+    passed = []
+    for case in env.suite.cases:
+        claimed = play(env, ClaimDonePolicy(), case.id)
+        assert claimed["trace"].final_answer == CLAIM_DONE["final_answer"]
+        assert calls(claimed) == calls(play(env, DeclinePolicy(), case.id)), case.id
+        if claimed["verdict"].passed:
+            assert not any(isinstance(entry.check, Answer) for entry in case.checks), case.id
+            passed.append(case.id)
+    if env_id.startswith("mantra/retail-"):
+        assert len(passed) == 15  # of 90 refusals (v5: 42)
 
 
 def test_decline_on_a_case_without_a_stored_plan_makes_the_solved_plans_reads() -> None:
@@ -148,5 +174,6 @@ def test_decline_keeps_the_stored_plans_reads_in_order() -> None:
 
 def test_both_are_scripted_agents_and_neither_screens_an_export() -> None:
     assert SCRIPTED["decline"] is DeclinePolicy and SCRIPTED["read-all"] is ReadAllPolicy
+    assert SCRIPTED["claim-done"] is ClaimDonePolicy
     screened = {policy.name for policy, _ in trivial_policies()}
     assert screened.isdisjoint({"decline", "read-all"})

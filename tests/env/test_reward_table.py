@@ -18,7 +18,7 @@ from mantra_env.rewards import REWARD_MODES
 
 README = Path(__file__).parents[2] / "README.md"
 BEGIN, END = "<!-- reward-table: written by tests/env/test_reward_table.py -->", "<!-- /reward-table -->"
-AGENTS = ("oracle", "noop", "random", "write-first", "decline", "read-all")
+AGENTS = ("oracle", "noop", "random", "write-first", "decline", "claim-done", "read-all")
 
 
 # Besides the modes: the share of episodes passing the checks alone, and the share with no unrequested write (nan:
