@@ -16,11 +16,12 @@ Canonical forms (two wordings of one fact have the same form; see "Answer facts"
   digits only (a card's last four) may also follow a mask, as card numbers are written: ``x7948``,
   ``XXXX-XXXX-XXXX-7948``, ``****7948``, ``•••• 7948`` (but not ``W7948`` or ``ORD-7948``).
 * ``enum``: case-insensitive words, ``_`` and ``-`` as spaces: ``in_transit`` = ``In transit``, as whole words,
-  the words of a many-word value in order with at most two others between (``exchange requested`` = ``the exchange
-  has been requested``), a plural ``s`` on any word (``pending (items modified)``), British or American spelling
-  (``cancelled`` = ``canceled``), and a payment network by its name or short name (``amex`` = ``American
-  Express``). A value negated in its clause is not stated: a negation word among the three words before it
-  (``not pending``, ``no longer pending``, ``hasn't been delivered``), but ``No, it's delivered`` states it.
+  the words of a many-word value in order with at most two others between, none a negation (``exchange requested``
+  = ``the exchange has been requested``, not ``the exchange was not requested``), a plural ``s`` on any word
+  (``pending (items modified)``), British or American spelling (``cancelled`` = ``canceled``), and a payment
+  network by its name or short name (``amex`` = ``American Express``). A value negated in its clause is not
+  stated: a negation word among the three words before it (``not pending``, ``no longer pending``, ``hasn't been
+  delivered``), but ``No, it's delivered`` states it.
 
 Free text (names, addresses, reasons) is out of scope: no kind compares it.
 """
@@ -264,7 +265,12 @@ def _states_enum(fact: str, answer: str) -> bool:
         if not form:
             return True
         reach = words[after + 1 : after + 2 + _ENUM_GAP]
-        return any(word == form[0] and rest_follows(form[1:], after + 1 + k) for k, (word, _) in enumerate(reach))
+        for k, (word, _) in enumerate(reach):
+            if word == form[0] and rest_follows(form[1:], after + 1 + k):
+                return True
+            if word in _NEGATORS:  # "an exchange was not requested" does not state "exchange requested"
+                return False
+        return False
 
     return any(
         word == form[0] and not negated(at) and rest_follows(form[1:], at)
