@@ -75,23 +75,25 @@ def _resolved(entry: CaseCheck, calls: Sequence[ToolCall], case: Case, domain: D
     return entry.model_copy(update={"check": check})  # keeps the rest of the entry (its author, who wrote it)
 
 
-def with_answer_facts(case: Case, domain: Domain) -> Case:
-    """``case`` with the facts of each of its ANSWER checks stored in the check (``expected``).
+def with_answer_facts(case: Case, domain: Domain, calls: Sequence[ToolCall] | None = None) -> Case:
+    """``case`` with the facts of each of its ANSWER checks stored in the check (``expected``), read from
+    ``calls`` (default: :func:`replayed`; a caller that already replayed the case passes its calls).
 
     Raises:
         AnswerUnresolved: naming the check whose read or path finds no fact.
     """
     if not any(isinstance(entry.check, Answer) for entry in case.checks):
         return case
-    calls = replayed(case, domain)
+    calls = replayed(case, domain) if calls is None else calls
     return case.model_copy(update={"checks": [_resolved(entry, calls, case, domain) for entry in case.checks]})
 
 
-def unresolved_answers(case: Case, domain: Domain) -> list[str]:
-    """Why each of ``case``'s ANSWER checks finds no fact (empty: all resolve), from one replay of its plan."""
+def unresolved_answers(case: Case, domain: Domain, calls: Sequence[ToolCall] | None = None) -> list[str]:
+    """Why each of ``case``'s ANSWER checks finds no fact (empty: all resolve), from one replay of its plan
+    (``calls``, as :func:`with_answer_facts` takes them)."""
     if not any(isinstance(entry.check, Answer) for entry in case.checks):
         return []
-    calls = replayed(case, domain)
+    calls = replayed(case, domain) if calls is None else calls
     problems = []
     for entry in case.checks:
         try:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mantra_env.case import Case, CaseCheck
 from mantra_env.checks import Answer, call_matches, parse_check
-from mantra_env.checks.facts import stated
+from mantra_env.checks.facts import last_field, stated
 from mantra_env.domains import Domain, load_domain
 from mantra_env.errors import MantraError
 from mantra_env.generators.answer_gate import AnswerUnresolved, replayed, unresolved_answers, with_answer_facts
@@ -95,8 +95,9 @@ class AnswerRepairCheck(AnswerCheck[AnswerChecks]):
                 trial.append(CaseCheck(id=f"answer{k}", check=parsed))
         if trial:
             tried = self.case.model_copy(update={"checks": trial})
-            unresolved = unresolved_answers(tried, self._domain)
-            echoed = echoed_answers(tried, self._domain) if self.refuse_echoes and not unresolved else []
+            calls = replayed(tried, self._domain)  # one replay for both questions
+            unresolved = unresolved_answers(tried, self._domain, calls)
+            echoed = echoed_answers(tried, self._domain, calls) if self.refuse_echoes and not unresolved else []
             for problem in [*unresolved, *echoed]:
                 number, _, why = problem.removeprefix("check answer").partition(": ")
                 problems.append(f"answers[{number}]: {why}")
@@ -116,7 +117,7 @@ DECLINED = (
 
 def _record_key(check: Answer) -> bool:
     """Whether ``check`` names an identifier read from a field named ``id`` or ``*_id`` (``payment_method_id``)."""
-    field = check.path.rsplit(".", 1)[-1].split("[", 1)[0]
+    field = last_field(check.path)
     return check.kind == "identifier" and (field == "id" or field.endswith("_id"))
 
 
@@ -134,7 +135,8 @@ def needs_repair(
         if asks_for_information:
             return ["the request asks to be told facts, but no ANSWER check grades them"]
         return [DECLINED] if answer_refusals and declines(case, domain) else []
-    return unresolved_answers(case, domain) or (echoed_answers(case, domain) if refuse_echoes else [])
+    calls = replayed(case, domain)  # one replay for both questions
+    return unresolved_answers(case, domain, calls) or (echoed_answers(case, domain, calls) if refuse_echoes else [])
 
 
 def declines(case: Case, domain: Domain) -> bool:
@@ -144,12 +146,13 @@ def declines(case: Case, domain: Domain) -> bool:
     return bool(calls) and all(kinds.get(call.tool) != "write" for call in calls)
 
 
-def echoed_answers(case: Case, domain: Domain) -> list[str]:
+def echoed_answers(case: Case, domain: Domain, calls: Sequence[ToolCall] | None = None) -> list[str]:
     """Each ANSWER check of ``case`` whose every fact its scenario prompt already states (by the grader's own
     matching): an agent that repeats the customer's words would pass it without a read. Checks that do not
-    resolve are not reported here (:func:`~mantra_env.generators.answer_gate.unresolved_answers` reports them)."""
+    resolve are not reported here (:func:`~mantra_env.generators.answer_gate.unresolved_answers` reports them).
+    ``calls``: the case's replay, if the caller made it."""
     try:
-        resolved = with_answer_facts(case, domain)
+        resolved = with_answer_facts(case, domain, calls)
     except AnswerUnresolved:
         return []
     problems = []

@@ -180,6 +180,7 @@ async def audit_cases(
     manifest = SuiteManifest(name="mutation-audit", domain=domain.name, case_count=len(planned))
     env = MantraEnv(Suite(manifest=manifest, cases=planned), domain)
     results = {case.id: audit_case(env, case, tools) for case in planned}
+    scope = prompts.judge_scope(tools) if judge_scope_rules else ""
     pending: set[str] = set()
 
     async def one(original: Case, audited: Case) -> tuple[Case | None, str]:
@@ -196,7 +197,7 @@ async def audit_cases(
             context.scenario,
             checks_text,
             survivors_text(survivors),
-            prompts.judge_scope(tools) if judge_scope_rules else "",
+            scope,
         )
         check = MutationAuditCheck(
             model=original.world_model, checks=list(original.checks), scenario=context.scenario_id, tools=list(tools)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 
 from mantra_env.checks import Answer, Check, call_matches
-from mantra_env.checks.facts import canonical_fact, human_fact, resolve_path
+from mantra_env.checks.facts import canonical_fact, human_fact, last_field, resolve_path
 from mantra_env.errors import MantraError
 from mantra_env.trace import ToolCall
 
@@ -25,8 +25,7 @@ REFUSAL_TEXT = "I'm sorry, but I can't do that for you."
 
 def _label(path: str) -> str:
     """``flights[*].scheduled_departure`` -> ``scheduled departure`` (the last field, in words)."""
-    last = path.rsplit(".", 1)[-1].split("[", 1)[0]
-    return last.replace("_", " ")
+    return last_field(path).replace("_", " ")
 
 
 def stated_facts(check: Answer, calls: Sequence[ToolCall]) -> str | None:

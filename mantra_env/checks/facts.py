@@ -83,6 +83,12 @@ def resolve_path(result: Any, path: str) -> list[Any]:
     return values
 
 
+def last_field(path: str) -> str:
+    """The last field ``path`` names: ``flights[*].scheduled_departure`` -> ``scheduled_departure``,
+    ``flights[0]`` -> ``flights``."""
+    return path.rsplit(".", 1)[-1].split("[", 1)[0]
+
+
 # --- canonical forms of stored values -----------------------------------------------------------------------------
 
 _MONTHS = {
